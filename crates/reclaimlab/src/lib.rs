@@ -1,0 +1,11 @@
+//! reclaimlab: a faithful user-space model of Linux page reclaim.
+//!
+//! Layout: [`machine`] (memory, page tables, page cache, swap, devices, memcgs, reclaim core),
+//! [`policy`] (the reclaim policies behind one interface), [`workload`] (scenarios and access
+//! generators), [`trace`] (trace readers and writers), [`textbook`] (reference caches with
+//! libCacheSim semantics), [`metrics`] (the result schema), [`sim`] (the discrete-event engine).
+
+pub mod access;
+pub mod textbook;
+pub mod trace;
+pub mod workload;

@@ -1,0 +1,1 @@
+//! Textbook reference caches (LRU, CLOCK, FIFO) with libCacheSim semantics.

@@ -1,0 +1,3 @@
+//! Workloads: scenario descriptions and access generators.
+
+pub mod pattern;

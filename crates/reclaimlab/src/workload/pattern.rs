@@ -1,0 +1,1 @@
+//! Access-pattern generators.
