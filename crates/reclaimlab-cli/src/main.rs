@@ -1,1 +1,372 @@
-fn main() {}
+//! `reclaimlab`: a thin command line over the reclaimlab library.
+
+use clap::{Args, Parser, Subcommand};
+use reclaimlab::machine::{DeviceProfile, SwapConfig};
+use reclaimlab::metrics::RunResult;
+use reclaimlab::sim::{run, PolicySpec, RunOptions};
+use reclaimlab::trace::{open_trace, TraceFormat};
+use reclaimlab::workload::{micro, Scenario};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "reclaimlab",
+    version,
+    about = "A faithful user-space model of Linux page reclaim"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run one scenario (or trace) under one policy and print the kernel's counters.
+    Run(RunArgs),
+    /// Run one scenario under several policies and print them side by side.
+    Compare(CompareArgs),
+    /// List the policies.
+    Policies,
+    /// List the built-in scenarios.
+    Scenarios,
+    /// Write a scenario's access stream to a reclaimlab trace file.
+    Trace(TraceArgs),
+}
+
+#[derive(Args, Clone)]
+struct WorkloadArgs {
+    /// A built-in scenario (see `reclaimlab scenarios`); omit with --trace.
+    scenario: Option<String>,
+    /// Replay a trace file instead of a built-in scenario.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Trace format: native, oracleGeneral, vscsi or csv.
+    #[arg(long, default_value = "native")]
+    format: String,
+    /// Size of the scenario: 1 = its default size.
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Seed of the access generators.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Memory of a trace replay's machine, MiB.
+    #[arg(long, default_value_t = 64)]
+    memory_mib: u64,
+    /// Swap of a trace replay's machine: none, zram or disk.
+    #[arg(long, default_value = "none")]
+    swap: String,
+    /// Device holding a trace replay's files: nvme, hdd, ramdisk or pmem.
+    #[arg(long, default_value = "nvme")]
+    device: String,
+    /// Stop after this much simulated time, seconds.
+    #[arg(long)]
+    max_time: Option<f64>,
+    /// Check every invariant after every event (slow).
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    w: WorkloadArgs,
+    /// Policy: classic[:6.1|:6.12], lru, clock, fifo.
+    #[arg(long, default_value = "classic")]
+    policy: String,
+    /// Kernel version for kernel policies (overrides the one in --policy).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Print the whole result as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON result to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    #[command(flatten)]
+    w: WorkloadArgs,
+    /// Comma-separated policies, the first is the baseline.
+    #[arg(long, default_value = "classic,lru")]
+    policies: String,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct TraceArgs {
+    /// A built-in scenario.
+    scenario: String,
+    /// Output file.
+    #[arg(short, long)]
+    output: PathBuf,
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Run(a) => cmd_run(a),
+        Cmd::Compare(a) => cmd_compare(a),
+        Cmd::Policies => cmd_policies(),
+        Cmd::Scenarios => cmd_scenarios(),
+        Cmd::Trace(a) => cmd_trace(a),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("reclaimlab: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Builds the scenario named on the command line, or one replaying a trace.
+fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
+    match (&w.scenario, &w.trace) {
+        (Some(_), Some(_)) => Err("give a scenario or --trace, not both".into()),
+        (None, None) => Err("no scenario given (see `reclaimlab scenarios`) and no --trace".into()),
+        (Some(name), None) => micro::builtin(name, w.scale),
+        (None, Some(path)) => {
+            let format: TraceFormat = w.format.parse().map_err(|e| format!("{e}"))?;
+            let (header, records) = open_trace(path, &format).map_err(|e| e.to_string())?;
+            if w.memory_mib < 4 {
+                return Err("--memory-mib must be at least 4".into());
+            }
+            let pages = w.memory_mib * 256;
+            let mut m = reclaimlab::machine::MachineConfig::simple(pages);
+            m.file_device = DeviceProfile::by_name(&w.device)?;
+            m.swap = match w.swap.as_str() {
+                "none" => SwapConfig::None,
+                "zram" => SwapConfig::Zram {
+                    size_pages: pages,
+                    compress_ratio: 3.0,
+                },
+                "disk" => SwapConfig::Device {
+                    size_pages: 2 * pages,
+                    device: DeviceProfile::nvme(),
+                },
+                s => {
+                    return Err(format!(
+                        "unknown --swap '{s}' (expected none, zram or disk)"
+                    ))
+                }
+            };
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            Scenario::from_trace(&name, m, &header, &records)
+        }
+    }
+}
+
+fn parse_policy(s: &str, kernel: Option<&str>) -> Result<PolicySpec, String> {
+    match kernel {
+        Some(k) => format!("{}:{k}", s.split(':').next().unwrap_or(s)).parse(),
+        None => s.parse(),
+    }
+}
+
+/// Runs with a progress bar on a terminal.
+fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResult, String> {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{prefix} [{bar:40}] {pos}/{len} accesses ({eta})",
+            )
+            .expect("template")
+            .progress_chars("=> "),
+        );
+        b.set_prefix(spec.to_string());
+        b
+    });
+    let progress = |done: u64, total: u64| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+        }
+    };
+    let opts = RunOptions {
+        seed: w.seed,
+        check_invariants: w.check,
+        max_sim_ns: w.max_time.map(|s| (s * 1e9) as u64),
+        progress: Some(&progress),
+    };
+    let r = run(scn, spec, &opts);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    r
+}
+
+/// Writes a file atomically: a temporary next to it, then a rename.
+fn write_atomic(path: &Path, data: &[u8]) -> Result<(), String> {
+    let tmp = path.with_extension("tmp-reclaimlab");
+    std::fs::write(&tmp, data).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn cmd_run(a: RunArgs) -> Result<(), String> {
+    let scn = load_workload(&a.w)?;
+    let spec = parse_policy(&a.policy, a.kernel.as_deref())?;
+    let r = run_one(&scn, spec, &a.w)?;
+    let json = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
+    if let Some(out) = &a.out {
+        write_atomic(out, json.as_bytes())?;
+    }
+    if a.json {
+        println!("{json}");
+    } else {
+        print_run(&r);
+    }
+    Ok(())
+}
+
+/// The vmstat counters shown in tables.
+const TABLE_COUNTERS: &[&str] = &[
+    "pgpgin",
+    "pgpgout",
+    "pswpin",
+    "pswpout",
+    "pgmajfault",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "pgrefill",
+    "pgactivate",
+    "pgdeactivate",
+    "pgrotated",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate_anon",
+    "workingset_activate_file",
+    "workingset_restore_anon",
+    "workingset_restore_file",
+    "allocstall_movable",
+    "oom_kill",
+];
+
+fn print_run(r: &RunResult) {
+    println!(
+        "scenario {}  policy {}  seed {}",
+        r.scenario, r.policy, r.seed
+    );
+    for (k, v) in r.headline() {
+        println!("  {k:<28} {}", fmt_num(v));
+    }
+    for k in TABLE_COUNTERS {
+        if let Some(v) = r.vmstat.get(*k) {
+            println!("  {k:<28} {v}");
+        }
+    }
+    for mc in &r.memcgs {
+        if mc.path != "/" {
+            println!(
+                "  memcg {:<22} current {} pages, max {}, oom_kill {}",
+                mc.path,
+                mc.current_pages,
+                mc.max_pages.map_or("max".to_string(), |m| m.to_string()),
+                mc.events["oom_kill"]
+            );
+        }
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn cmd_compare(a: CompareArgs) -> Result<(), String> {
+    let scn = load_workload(&a.w)?;
+    let specs = a
+        .policies
+        .split(',')
+        .map(|p| p.trim().parse::<PolicySpec>())
+        .collect::<Result<Vec<_>, _>>()?;
+    if specs.is_empty() {
+        return Err("--policies is empty".into());
+    }
+    let results = specs
+        .iter()
+        .map(|&s| run_one(&scn, s, &a.w))
+        .collect::<Result<Vec<_>, _>>()?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    println!(
+        "scenario {} (scale {}, seed {}): {}",
+        scn.name, a.w.scale, a.w.seed, scn.description
+    );
+    print!("{:<28}", "metric");
+    for r in &results {
+        print!(" {:>18}", r.policy);
+    }
+    println!();
+    let rows: Vec<&str> = results[0].headline().iter().map(|(k, _)| *k).collect();
+    for (i, k) in rows.iter().enumerate() {
+        print!("{k:<28}");
+        for r in &results {
+            print!(" {:>18}", fmt_num(r.headline()[i].1));
+        }
+        println!();
+    }
+    for k in TABLE_COUNTERS {
+        if results
+            .iter()
+            .all(|r| r.vmstat.get(*k).is_none_or(|&v| v == 0))
+        {
+            continue;
+        }
+        print!("{k:<28}");
+        for r in &results {
+            print!(
+                " {:>18}",
+                r.vmstat.get(*k).map_or("-".to_string(), |v| v.to_string())
+            );
+        }
+        println!();
+    }
+    Ok(())
+}
+
+fn cmd_policies() -> Result<(), String> {
+    for (name, desc) in reclaimlab::policy::catalogue() {
+        println!("{name:<10} {desc}");
+    }
+    Ok(())
+}
+
+fn cmd_scenarios() -> Result<(), String> {
+    for b in micro::builtins() {
+        println!("{:<12} {}", b.name, b.description);
+    }
+    Ok(())
+}
+
+fn cmd_trace(a: TraceArgs) -> Result<(), String> {
+    let scn = micro::builtin(&a.scenario, a.scale)?;
+    let mut buf = Vec::new();
+    let n = reclaimlab::workload::write_trace(&scn, a.seed, &mut buf).map_err(|e| e.to_string())?;
+    write_atomic(&a.output, &buf)?;
+    let _ = std::io::stdout().flush();
+    eprintln!("wrote {n} accesses to {}", a.output.display());
+    Ok(())
+}

@@ -20,7 +20,9 @@ impl PageRef {
     /// Anon pages are per process, so the pid is folded in.
     pub fn key(self, pid: u32) -> u64 {
         match self {
-            PageRef::Anon { page } => (1u64 << 63) | ((pid as u64) << 40) | (page & ((1 << 40) - 1)),
+            PageRef::Anon { page } => {
+                (1u64 << 63) | ((pid as u64) << 40) | (page & ((1 << 40) - 1))
+            }
             PageRef::File { file, page } => ((file as u64) << 40) | (page & ((1 << 40) - 1)),
         }
     }

@@ -6,6 +6,11 @@
 //! libCacheSim semantics), [`metrics`] (the result schema), [`sim`] (the discrete-event engine).
 
 pub mod access;
+pub mod consts;
+pub mod machine;
+pub mod metrics;
+pub mod policy;
+pub mod sim;
 pub mod textbook;
 pub mod trace;
 pub mod workload;

@@ -1,1 +1,711 @@
-//! Access-pattern generators.
+//! Access-pattern generators: seeded, deterministic, infinite streams of page indexes for
+//! micro-scenarios.
+//!
+//! A [`Pattern`] is a plain description (cheap to clone, compare and serialise); calling
+//! [`Pattern::iter`] with a `u64` seed gives a [`PatternIter`] that owns its own
+//! `ChaCha8Rng` (seeded with `seed_from_u64`), so the same pattern and seed always give the
+//! same stream, independent of any other generator. Per draw nothing is allocated.
+//!
+//! Indexes are relative: they lie in `[0, footprint())` and the caller adds its own offset
+//! and decides whether they address anon memory or a file.
+//!
+//! Check [`Pattern::validate`] before iterating. Iterating an invalid pattern never panics:
+//! its iterator is simply empty.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal, Zipf};
+use serde::{Deserialize, Serialize};
+
+/// The shape of one access stream over `footprint()` pages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Pattern {
+    /// `0, 1, …, pages-1`, then again from 0: a sequential scan, repeated.
+    Sequential { pages: u64 },
+    /// Independent uniform draws from `[0, pages)`.
+    Uniform { pages: u64 },
+    /// Zipf popularity over `pages` pages: rank `k` (1 = most popular) is drawn with
+    /// probability ∝ `1 / k^s`. `s = 0` is uniform; `s = 0.99` is YCSB's `zipfian` constant.
+    ///
+    /// Ranks are mapped to page indexes by a fixed pseudo-random permutation of
+    /// `[0, pages)` (a keyed Feistel network with cycle-walking), so hot pages are scattered
+    /// over the range instead of packed at its start, as in YCSB's scrambled zipfian. The
+    /// permutation depends only on `pages`, *not* on the iterator seed: every thread, round
+    /// and seed drawing from the same Zipf pattern agrees on which pages are hot (as clients
+    /// of one database do), and only the draws differ. See [`Pattern::zipf_page`].
+    Zipf { pages: u64, s: f64 },
+    /// Same stream as [`Pattern::Sequential`]; kept separately so scenarios can name a
+    /// "loop" (a working set cycled over) apart from a "scan".
+    Loop { pages: u64 },
+    /// A uniform hot set `[0, hot)` interrupted by one-off scans: after every `scan_every`
+    /// hot accesses come `scan_len` accesses to pages taken in order from
+    /// `[hot, hot + scan)`, continuing where the previous scan stopped, so scan pages are
+    /// never seen twice until the whole scan region has been used; then the cursor wraps to
+    /// `hot` and the region is scanned again. `scan_len = 0` means no scans at all.
+    HotScan {
+        hot: u64,
+        scan: u64,
+        scan_every: u64,
+        scan_len: u64,
+    },
+    /// A Gaussian around the middle of `[0, pages)`: mean `(pages - 1) / 2`, standard
+    /// deviation `sigma_pct`% of `pages`, rounded to the nearest page and clamped to
+    /// `[0, pages - 1]`. Clamping piles the tails onto the two end pages: with
+    /// `sigma_pct = 40` each end page gets about 10.6% of all accesses.
+    ///
+    /// Meant to resemble fio's `random_distribution=normal:40`, but not identical. fio's
+    /// lib/gauss.c (axboe/fio) averages 12 uniform draws over the range (Irwin–Hall, sd ≈
+    /// range/12), adds a uniform jitter of width `range * 100 / dev` capped at `range / 2`,
+    /// and then hashes the result (`__hash_u64(sum) % nranges`), so fio's hot pages are
+    /// scattered and its percentage is not a standard deviation. Here `sigma_pct` is a true
+    /// standard deviation and the hot region is contiguous around the middle.
+    Normal { pages: u64, sigma_pct: f64 },
+}
+
+impl Pattern {
+    /// Check the parameters: every page count positive, `s` and `sigma_pct` finite and
+    /// `>= 0`, for HotScan `hot > 0`, `scan_every > 0`, `scan_len <= scan` and
+    /// `hot + scan` representable.
+    pub fn validate(&self) -> Result<(), String> {
+        match *self {
+            Pattern::Sequential { pages }
+            | Pattern::Uniform { pages }
+            | Pattern::Loop { pages } => positive("pages", pages),
+            Pattern::Zipf { pages, s } => {
+                positive("pages", pages)?;
+                non_negative_finite("zipf s", s)
+            }
+            Pattern::Normal { pages, sigma_pct } => {
+                positive("pages", pages)?;
+                non_negative_finite("normal sigma_pct", sigma_pct)
+            }
+            Pattern::HotScan {
+                hot,
+                scan,
+                scan_every,
+                scan_len,
+            } => validate_hot_scan(hot, scan, scan_every, scan_len),
+        }
+    }
+
+    /// The size of the index range the pattern draws from: every index is `< footprint()`.
+    /// For HotScan that is `hot + scan` (just `hot` when `scan_len = 0`).
+    pub fn footprint(&self) -> u64 {
+        match *self {
+            Pattern::Sequential { pages }
+            | Pattern::Uniform { pages }
+            | Pattern::Zipf { pages, .. }
+            | Pattern::Loop { pages }
+            | Pattern::Normal { pages, .. } => pages,
+            Pattern::HotScan {
+                hot,
+                scan,
+                scan_len,
+                ..
+            } => {
+                if scan_len == 0 {
+                    hot
+                } else {
+                    hot.saturating_add(scan)
+                }
+            }
+        }
+    }
+
+    /// The stream of this pattern for `seed`. If [`Self::validate`] fails the iterator is
+    /// empty (it yields `None` at once) rather than panicking.
+    pub fn iter(&self, seed: u64) -> PatternIter {
+        let gen = if self.validate().is_ok() {
+            Gen::new(self)
+        } else {
+            Gen::Invalid
+        };
+        PatternIter {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            gen,
+        }
+    }
+
+    /// [`Self::iter`], but reporting invalid parameters instead of giving an empty stream.
+    pub fn try_iter(&self, seed: u64) -> Result<PatternIter, String> {
+        self.validate()?;
+        Ok(self.iter(seed))
+    }
+
+    /// For a valid Zipf pattern, the page index of the `rank`-th most popular page
+    /// (`1..=pages`); `None` for other patterns or ranks out of range.
+    pub fn zipf_page(&self, rank: u64) -> Option<u64> {
+        match *self {
+            Pattern::Zipf { pages, .. }
+                if self.validate().is_ok() && (1..=pages).contains(&rank) =>
+            {
+                Some(Permutation::new(pages).apply(rank - 1))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn positive(what: &str, v: u64) -> Result<(), String> {
+    if v == 0 {
+        Err(format!("{what} must be > 0"))
+    } else {
+        Ok(())
+    }
+}
+
+fn non_negative_finite(what: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{what} must be finite and >= 0, got {v}"))
+    }
+}
+
+fn validate_hot_scan(hot: u64, scan: u64, scan_every: u64, scan_len: u64) -> Result<(), String> {
+    positive("hot_scan hot", hot)?;
+    positive("hot_scan scan_every", scan_every)?;
+    if scan_len > scan {
+        return Err(format!(
+            "hot_scan scan_len {scan_len} exceeds the scan region of {scan} pages"
+        ));
+    }
+    hot.checked_add(scan)
+        .map(|_| ())
+        .ok_or_else(|| "hot_scan hot + scan overflows".to_string())
+}
+
+/// An infinite, deterministic stream of page indexes (empty for an invalid pattern).
+#[derive(Clone, Debug)]
+pub struct PatternIter {
+    rng: ChaCha8Rng,
+    gen: Gen,
+}
+
+impl Iterator for PatternIter {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        self.gen.next(&mut self.rng)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self.gen {
+            Gen::Invalid => (0, Some(0)),
+            _ => (usize::MAX, None),
+        }
+    }
+}
+
+impl std::iter::FusedIterator for PatternIter {}
+
+/// Per-pattern generator state.
+#[derive(Clone, Debug)]
+enum Gen {
+    /// Sequential and Loop: the next index.
+    Cyclic {
+        pages: u64,
+        next: u64,
+    },
+    Uniform {
+        pages: u64,
+    },
+    Zipf {
+        pages: u64,
+        dist: Zipf<f64>,
+        perm: Permutation,
+    },
+    HotScan(HotScanState),
+    Normal {
+        pages: u64,
+        mean: f64,
+        sd: f64,
+    },
+    /// The pattern failed validation.
+    Invalid,
+}
+
+impl Gen {
+    /// State for a validated pattern.
+    fn new(p: &Pattern) -> Gen {
+        match *p {
+            Pattern::Sequential { pages } | Pattern::Loop { pages } => {
+                Gen::Cyclic { pages, next: 0 }
+            }
+            Pattern::Uniform { pages } => Gen::Uniform { pages },
+            Pattern::Zipf { pages, s } => match Zipf::new(pages as f64, s) {
+                Ok(dist) => Gen::Zipf {
+                    pages,
+                    dist,
+                    perm: Permutation::new(pages),
+                },
+                Err(_) => Gen::Invalid,
+            },
+            Pattern::HotScan {
+                hot,
+                scan,
+                scan_every,
+                scan_len,
+            } => Gen::HotScan(HotScanState::new(hot, scan, scan_every, scan_len)),
+            Pattern::Normal { pages, sigma_pct } => Gen::Normal {
+                pages,
+                mean: (pages - 1) as f64 / 2.0,
+                sd: sigma_pct / 100.0 * pages as f64,
+            },
+        }
+    }
+
+    fn next(&mut self, rng: &mut ChaCha8Rng) -> Option<u64> {
+        Some(match self {
+            Gen::Cyclic { pages, next } => {
+                let i = *next;
+                *next = if i + 1 == *pages { 0 } else { i + 1 };
+                i
+            }
+            Gen::Uniform { pages } => rng.random_range(0..*pages),
+            Gen::Zipf { pages, dist, perm } => {
+                let rank = (dist.sample(rng) as u64).clamp(1, *pages);
+                perm.apply(rank - 1)
+            }
+            Gen::HotScan(st) => st.next(rng),
+            Gen::Normal { pages, mean, sd } => normal_page(rng, *pages, *mean, *sd),
+            Gen::Invalid => return None,
+        })
+    }
+}
+
+/// One Gaussian draw rounded and clamped to `[0, pages - 1]`.
+fn normal_page(rng: &mut ChaCha8Rng, pages: u64, mean: f64, sd: f64) -> u64 {
+    let z: f64 = StandardNormal.sample(rng);
+    let last = pages - 1;
+    let v = (mean + sd * z).round();
+    if v <= 0.0 {
+        0
+    } else {
+        (v as u64).min(last)
+    }
+}
+
+/// HotScan's position in its hot/scan cycle.
+#[derive(Clone, Debug)]
+struct HotScanState {
+    hot: u64,
+    scan: u64,
+    scan_every: u64,
+    scan_len: u64,
+    /// Hot accesses since the last scan.
+    hot_done: u64,
+    /// Scan accesses still due in the current scan.
+    scan_left: u64,
+    /// Next scan page, as an offset into the scan region.
+    cursor: u64,
+}
+
+impl HotScanState {
+    fn new(hot: u64, scan: u64, scan_every: u64, scan_len: u64) -> Self {
+        HotScanState {
+            hot,
+            scan,
+            scan_every,
+            scan_len,
+            hot_done: 0,
+            scan_left: 0,
+            cursor: 0,
+        }
+    }
+
+    fn next(&mut self, rng: &mut ChaCha8Rng) -> u64 {
+        if self.scan_left > 0 {
+            self.scan_left -= 1;
+            let page = self.hot + self.cursor;
+            self.cursor = if self.cursor + 1 == self.scan {
+                0
+            } else {
+                self.cursor + 1
+            };
+            return page;
+        }
+        self.hot_done += 1;
+        if self.hot_done == self.scan_every {
+            self.hot_done = 0;
+            self.scan_left = self.scan_len;
+        }
+        rng.random_range(0..self.hot)
+    }
+}
+
+/// A fixed pseudo-random permutation of `[0, n)`: a balanced Feistel network over the
+/// smallest `2^(2h) >= n`, with cycle-walking (re-apply until the value lands below `n`;
+/// since the domain is under `4n`, fewer than 4 rounds trips are expected). Bijective by
+/// construction, stateless, allocation-free, so it scales to any `n`.
+#[derive(Clone, Copy, Debug)]
+struct Permutation {
+    n: u64,
+    half_bits: u32,
+    mask: u64,
+    keys: [u64; FEISTEL_ROUNDS],
+}
+
+const FEISTEL_ROUNDS: usize = 6;
+
+/// Fixed key material of the Zipf rank permutation (any constant would do; changing it moves
+/// every hot page).
+const PERMUTATION_SALT: u64 = 0x7265_636c_6169_6d5a; // "reclaimZ"
+
+impl Permutation {
+    fn new(n: u64) -> Self {
+        let bits = if n <= 1 {
+            0
+        } else {
+            64 - (n - 1).leading_zeros()
+        };
+        let half_bits = bits.div_ceil(2).max(1);
+        let mut keys = [0u64; FEISTEL_ROUNDS];
+        let mut k = splitmix64(PERMUTATION_SALT ^ n);
+        for key in keys.iter_mut() {
+            k = splitmix64(k);
+            *key = k;
+        }
+        Permutation {
+            n,
+            half_bits,
+            mask: (1u64 << half_bits) - 1,
+            keys,
+        }
+    }
+
+    /// The image of `x < n`.
+    fn apply(&self, x: u64) -> u64 {
+        let mut y = self.feistel(x);
+        while y >= self.n {
+            y = self.feistel(y);
+        }
+        y
+    }
+
+    fn feistel(&self, x: u64) -> u64 {
+        let (mut l, mut r) = (x >> self.half_bits, x & self.mask);
+        for &k in &self.keys {
+            let t = l ^ (splitmix64(r ^ k) & self.mask);
+            l = r;
+            r = t;
+        }
+        (l << self.half_bits) | r
+    }
+}
+
+/// The splitmix64 output function: a full-avalanche 64-bit mixer.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_kinds() -> Vec<Pattern> {
+        vec![
+            Pattern::Sequential { pages: 1000 },
+            Pattern::Uniform { pages: 1000 },
+            Pattern::Zipf {
+                pages: 1000,
+                s: 0.99,
+            },
+            Pattern::Loop { pages: 1000 },
+            Pattern::HotScan {
+                hot: 100,
+                scan: 900,
+                scan_every: 50,
+                scan_len: 30,
+            },
+            Pattern::Normal {
+                pages: 1000,
+                sigma_pct: 40.0,
+            },
+        ]
+    }
+
+    fn take(p: &Pattern, seed: u64, n: usize) -> Vec<u64> {
+        p.iter(seed).take(n).collect()
+    }
+
+    #[test]
+    fn deterministic_per_seed() {
+        for p in all_kinds() {
+            let a = take(&p, 42, 10_000);
+            assert_eq!(a.len(), 10_000);
+            assert_eq!(a, take(&p, 42, 10_000), "{p:?}: same seed must repeat");
+            let random = !matches!(p, Pattern::Sequential { .. } | Pattern::Loop { .. });
+            if random {
+                assert_ne!(a, take(&p, 43, 10_000), "{p:?}: seeds must differ");
+            }
+        }
+    }
+
+    #[test]
+    fn every_index_is_in_the_footprint() {
+        for p in all_kinds() {
+            let fp = p.footprint();
+            assert!(p.iter(7).take(50_000).all(|i| i < fp), "{p:?}");
+        }
+        let tiny = [
+            Pattern::Uniform { pages: 1 },
+            Pattern::Zipf { pages: 1, s: 2.0 },
+            Pattern::Normal {
+                pages: 1,
+                sigma_pct: 50.0,
+            },
+            Pattern::Sequential { pages: 1 },
+        ];
+        for p in tiny {
+            assert!(p.iter(1).take(100).all(|i| i == 0), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn sequential_and_loop_wrap() {
+        for p in [Pattern::Sequential { pages: 3 }, Pattern::Loop { pages: 3 }] {
+            assert_eq!(take(&p, 9, 8), [0, 1, 2, 0, 1, 2, 0, 1]);
+        }
+    }
+
+    #[test]
+    fn uniform_covers_range_evenly() {
+        let mut counts = [0u32; 10];
+        for i in (Pattern::Uniform { pages: 10 }).iter(3).take(100_000) {
+            counts[i as usize] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| (9_400..10_600).contains(&c)),
+            "{counts:?}"
+        );
+    }
+
+    #[test]
+    fn invalid_parameters_are_rejected_and_iter_does_not_panic() {
+        let bad = [
+            Pattern::Sequential { pages: 0 },
+            Pattern::Uniform { pages: 0 },
+            Pattern::Loop { pages: 0 },
+            Pattern::Zipf { pages: 0, s: 1.0 },
+            Pattern::Zipf { pages: 10, s: -0.5 },
+            Pattern::Zipf {
+                pages: 10,
+                s: f64::NAN,
+            },
+            Pattern::Zipf {
+                pages: 10,
+                s: f64::INFINITY,
+            },
+            Pattern::Normal {
+                pages: 0,
+                sigma_pct: 1.0,
+            },
+            Pattern::Normal {
+                pages: 10,
+                sigma_pct: f64::NAN,
+            },
+            Pattern::Normal {
+                pages: 10,
+                sigma_pct: -1.0,
+            },
+            Pattern::HotScan {
+                hot: 0,
+                scan: 10,
+                scan_every: 1,
+                scan_len: 1,
+            },
+            Pattern::HotScan {
+                hot: 1,
+                scan: 10,
+                scan_every: 0,
+                scan_len: 1,
+            },
+            Pattern::HotScan {
+                hot: 1,
+                scan: 10,
+                scan_every: 1,
+                scan_len: 11,
+            },
+            Pattern::HotScan {
+                hot: u64::MAX,
+                scan: 1,
+                scan_every: 1,
+                scan_len: 1,
+            },
+        ];
+        for p in bad {
+            assert!(p.validate().is_err(), "{p:?} must be rejected");
+            assert!(p.try_iter(0).is_err());
+            assert_eq!(p.iter(0).next(), None, "{p:?}");
+        }
+        for p in all_kinds() {
+            assert!(p.validate().is_ok(), "{p:?}");
+            assert!(p.try_iter(0).is_ok());
+        }
+        assert!(Pattern::Zipf { pages: 10, s: 0.0 }.validate().is_ok());
+    }
+
+    #[test]
+    fn permutation_is_a_bijection() {
+        for n in [1u64, 2, 3, 5, 16, 17, 1000, 4097] {
+            let perm = Permutation::new(n);
+            let mut seen = vec![false; n as usize];
+            for x in 0..n {
+                let y = perm.apply(x);
+                assert!(y < n && !seen[y as usize], "n {n}: {x} -> {y}");
+                seen[y as usize] = true;
+            }
+        }
+        // Scattered: the ten hottest of a million pages are not packed together.
+        let p = Pattern::Zipf {
+            pages: 1 << 20,
+            s: 0.99,
+        };
+        let hot: Vec<u64> = (1..=10).map(|r| p.zipf_page(r).unwrap()).collect();
+        assert!(
+            hot.iter().max().unwrap() - hot.iter().min().unwrap() > 1000,
+            "{hot:?}"
+        );
+        assert_eq!(p.zipf_page(0), None);
+        assert_eq!(p.zipf_page((1 << 20) + 1), None);
+        assert_eq!(Pattern::Uniform { pages: 5 }.zipf_page(1), None);
+    }
+
+    /// Accesses to the pages of ranks 1 and 2 over `n` draws.
+    fn rank12_counts(pages: u64, s: f64, n: usize) -> (f64, f64) {
+        let p = Pattern::Zipf { pages, s };
+        let (p1, p2) = (p.zipf_page(1).unwrap(), p.zipf_page(2).unwrap());
+        let (mut c1, mut c2) = (0u64, 0u64);
+        for i in p.iter(11).take(n) {
+            c1 += u64::from(i == p1);
+            c2 += u64::from(i == p2);
+        }
+        (c1 as f64, c2 as f64)
+    }
+
+    #[test]
+    fn zipf_rank1_vs_rank2_is_2_pow_s() {
+        for s in [0.5, 0.99, 1.0, 1.5] {
+            let (c1, c2) = rank12_counts(1000, s, 1_000_000);
+            let ratio = c1 / c2;
+            let want = 2f64.powf(s);
+            assert!(
+                (ratio / want - 1.0).abs() < 0.03,
+                "s {s}: ratio {ratio} want {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn zipf_rank1_share_matches_harmonic_number() {
+        // P(rank 1) = 1 / H(n, s); for n = 1000, s = 0.99, H ≈ 7.52.
+        let (pages, s, n) = (1000u64, 0.99, 1_000_000);
+        let h: f64 = (1..=pages).map(|k| (k as f64).powf(-s)).sum();
+        let (c1, _) = rank12_counts(pages, s, n);
+        let share = c1 / n as f64;
+        assert!(
+            (share * h - 1.0).abs() < 0.02,
+            "share {share} want {}",
+            1.0 / h
+        );
+    }
+
+    #[test]
+    fn zipf_s0_is_uniform() {
+        let (c1, c2) = rank12_counts(10, 0.0, 200_000);
+        assert!((c1 / 20_000.0 - 1.0).abs() < 0.05 && (c2 / 20_000.0 - 1.0).abs() < 0.05);
+    }
+
+    #[test]
+    fn hot_scan_cadence_and_fresh_scan_pages() {
+        let (hot, scan, every, len) = (50u64, 10_000u64, 20u64, 7u64);
+        let p = Pattern::HotScan {
+            hot,
+            scan,
+            scan_every: every,
+            scan_len: len,
+        };
+        let period = (every + len) as usize;
+        let rounds = (scan / len) as usize; // scans that fit before the region wraps
+        let v = take(&p, 5, period * rounds);
+        let mut expect_scan = hot;
+        for (i, &x) in v.iter().enumerate() {
+            if i % period < every as usize {
+                assert!(x < hot, "access {i} should be hot, got {x}");
+            } else {
+                assert_eq!(
+                    x, expect_scan,
+                    "access {i}: scans go in order, never repeating"
+                );
+                expect_scan += 1;
+            }
+        }
+        assert_eq!(expect_scan, hot + len * rounds as u64);
+    }
+
+    #[test]
+    fn hot_scan_wraps_after_region_is_used() {
+        let p = Pattern::HotScan {
+            hot: 1,
+            scan: 5,
+            scan_every: 1,
+            scan_len: 3,
+        };
+        // hot, 3 scan pages, hot, 3 more (wrapping after page 5)...
+        assert_eq!(take(&p, 0, 12), [0, 1, 2, 3, 0, 4, 5, 1, 0, 2, 3, 4]);
+        let none = Pattern::HotScan {
+            hot: 4,
+            scan: 0,
+            scan_every: 2,
+            scan_len: 0,
+        };
+        assert!(none.iter(0).take(1000).all(|i| i < 4));
+        assert_eq!(none.footprint(), 4);
+    }
+
+    fn mean_sd(v: &[u64]) -> (f64, f64) {
+        let n = v.len() as f64;
+        let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
+        let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
+        (mean, var.sqrt())
+    }
+
+    #[test]
+    fn normal_mean_and_sd() {
+        let p = Pattern::Normal {
+            pages: 10_000,
+            sigma_pct: 10.0,
+        };
+        let (mean, sd) = mean_sd(&take(&p, 17, 200_000));
+        assert!((mean - 4999.5).abs() < 15.0, "mean {mean}");
+        assert!((sd / 1000.0 - 1.0).abs() < 0.01, "sd {sd}");
+    }
+
+    #[test]
+    fn normal_clamps_tails_to_end_pages() {
+        let p = Pattern::Normal {
+            pages: 1000,
+            sigma_pct: 40.0,
+        };
+        let v = take(&p, 23, 200_000);
+        let share = |page| v.iter().filter(|&&x| x == page).count() as f64 / v.len() as f64;
+        // P(z < -499.5/400) = Φ(-1.249) ≈ 0.106, for both end pages.
+        for end in [0, 999] {
+            assert!(
+                (share(end) - 0.106).abs() < 0.005,
+                "page {end}: {}",
+                share(end)
+            );
+        }
+        let sd0 = Pattern::Normal {
+            pages: 101,
+            sigma_pct: 0.0,
+        };
+        assert!(sd0.iter(1).take(100).all(|i| i == 50));
+    }
+}

@@ -1,0 +1,221 @@
+//! Kernel constants, each under its kernel name, and the kernel versions reclaimlab models.
+//! Every tunable default of the model lives here (or in [`crate::machine::CostProfile`] for costs).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// `PAGE_SHIFT`: 4 KiB base pages.
+pub const PAGE_SHIFT: u32 = 12;
+/// `DEF_PRIORITY`: reclaim starts scanning `size >> 12`.
+pub const DEF_PRIORITY: i32 = 12;
+/// `SWAP_CLUSTER_MAX`: the reclaim batch, in pages.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// `MAX_RECLAIM_RETRIES` (mm/internal.h).
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+/// `MAX_SWAPPINESS`.
+pub const MAX_SWAPPINESS: u32 = 200;
+/// `vm_swappiness` default.
+pub const DEFAULT_SWAPPINESS: u32 = 60;
+/// `watermark_scale_factor` default (per 10000).
+pub const WATERMARK_SCALE_FACTOR: u64 = 10;
+/// `min_free_kbytes` clamp (`calculate_min_free_kbytes`).
+pub const MIN_FREE_KBYTES_LOW: u64 = 128;
+pub const MIN_FREE_KBYTES_HIGH: u64 = 262_144;
+/// `vm_dirty_ratio` (%).
+pub const VM_DIRTY_RATIO: u64 = 20;
+/// `dirty_background_ratio` (%).
+pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
+/// `dirty_expire_interval` in centiseconds (30 s).
+pub const DIRTY_EXPIRE_CENTISECS: u64 = 3000;
+/// `dirty_writeback_interval` in centiseconds (5 s).
+pub const DIRTY_WRITEBACK_CENTISECS: u64 = 500;
+/// `MAX_WRITEBACK_PAGES`: the flusher's chunk per inode.
+pub const MAX_WRITEBACK_PAGES: u64 = 1024;
+/// `MEMCG_CHARGE_BATCH` (pages).
+pub const MEMCG_CHARGE_BATCH: u64 = 64;
+/// `MEMCG_MAX_HIGH_DELAY_JIFFIES` = 2*HZ.
+pub const MEMCG_MAX_HIGH_DELAY_JIFFIES: u64 = 2 * HZ;
+/// `HZ` of the modelled kernel (Debian's configs use 250).
+pub const HZ: u64 = 250;
+/// Nanoseconds per jiffy.
+pub const NS_PER_JIFFY: u64 = 1_000_000_000 / HZ;
+/// `MEMCG_ID` width: `MEM_CGROUP_ID_SHIFT`.
+pub const MEM_CGROUP_ID_SHIFT: u32 = 16;
+/// `NODES_SHIFT` as assumed by the spec (classic-lru.md §5.2: 40 timestamp bits).
+pub const NODES_SHIFT: u32 = 6;
+/// `WORKINGSET_SHIFT`.
+pub const WORKINGSET_SHIFT: u32 = 1;
+/// `EVICTION_SHIFT` = BITS_PER_XA_VALUE-free bits used by the shadow packing (mm/workingset.c).
+pub const EVICTION_SHIFT: u32 = 1 + WORKINGSET_SHIFT + NODES_SHIFT + MEM_CGROUP_ID_SHIFT;
+/// `EVICTION_MASK`.
+pub const EVICTION_MASK: u64 = !0u64 >> EVICTION_SHIFT;
+/// `max_pause` of balance_dirty_pages: HZ/5 (200 ms).
+pub const DIRTY_MAX_PAUSE_JIFFIES: u64 = HZ / 5;
+/// kswapd short sleep, `kswapd_try_to_sleep`: HZ/10.
+pub const KSWAPD_SHORT_SLEEP_JIFFIES: u64 = HZ / 10;
+
+/// `reclaim_throttle` reasons and their timeouts (in jiffies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VmscanThrottle {
+    /// VMSCAN_THROTTLE_WRITEBACK, HZ/10.
+    Writeback,
+    /// VMSCAN_THROTTLE_ISOLATED, HZ/50.
+    Isolated,
+    /// VMSCAN_THROTTLE_NOPROGRESS, 1 jiffy.
+    NoProgress,
+    /// VMSCAN_THROTTLE_CONGESTED, 1 jiffy.
+    Congested,
+}
+
+impl VmscanThrottle {
+    pub fn timeout_jiffies(self) -> u64 {
+        match self {
+            VmscanThrottle::Writeback => HZ / 10,
+            VmscanThrottle::Isolated => HZ / 50,
+            VmscanThrottle::NoProgress | VmscanThrottle::Congested => 1,
+        }
+    }
+}
+
+/// The kernel whose behaviour is modelled. Classical LRU distinguishes 6.1 and 6.12 (spec
+/// classic-lru.md §11); 7.1 and 7.2 behave as 6.12 on the classical path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Kernel {
+    V6_1,
+    V6_12,
+    V7_1,
+    V7_2,
+}
+
+impl Kernel {
+    pub const ALL: [Kernel; 4] = [Kernel::V6_1, Kernel::V6_12, Kernel::V7_1, Kernel::V7_2];
+
+    /// Per-CPU LRU batch size (`PAGEVEC_SIZE` / folio_batch): 15 up to v6.8, 31 after.
+    pub fn lru_batch_size(self) -> usize {
+        if self == Kernel::V6_1 {
+            15
+        } else {
+            31
+        }
+    }
+    /// `lru_note_cost` with rotation cost and IO weighted by SWAP_CLUSTER_MAX (v6.2+).
+    pub fn cost_counts_rotations(self) -> bool {
+        self >= Kernel::V6_12
+    }
+    /// Direct reclaim walks memcgs partially with a shared cookie (after v6.8).
+    pub fn partial_memcg_walk(self) -> bool {
+        self >= Kernel::V6_12
+    }
+    /// `no_cache_trim_mode` / `cache_trim_mode_failed` (after v6.8).
+    pub fn has_cache_trim_failed(self) -> bool {
+        self >= Kernel::V6_12
+    }
+    /// kswapd_shrink_node returns `max(nr_scanned, reclaimed) >= nr_to_reclaim` (after v6.8).
+    pub fn kswapd_counts_reclaimed(self) -> bool {
+        self >= Kernel::V6_12
+    }
+    /// The refault swap check uses the eviction memcg (6.3+) instead of the refaulting one.
+    pub fn refault_swap_check_eviction_memcg(self) -> bool {
+        self >= Kernel::V6_12
+    }
+    /// ext4 still has `->writepage` in 6.1 (reclaim may write ext4 pages from kswapd).
+    pub fn ext4_has_writepage(self) -> bool {
+        self == Kernel::V6_1
+    }
+    /// `vma_has_recency`: 6.12 skips VM_SEQ_READ and VM_RAND_READ vmas entirely in
+    /// folio_referenced; 6.1 clears the young bit but ignores it only for VM_SEQ_READ.
+    pub fn skips_vmas_without_recency(self) -> bool {
+        self >= Kernel::V6_12
+    }
+    /// memory.reclaim takes `swappiness=` (v6.12).
+    pub fn memory_reclaim_swappiness(self) -> bool {
+        self >= Kernel::V6_12
+    }
+    /// The memory.reclaim batch for `remaining` pages.
+    pub fn memory_reclaim_batch(self, remaining: u64) -> u64 {
+        if self == Kernel::V6_1 {
+            remaining
+        } else {
+            remaining / 4
+        }
+    }
+    /// A refault whose eviction memcg is gone still counts workingset_refault_* (6.12).
+    pub fn counts_refault_of_dead_memcg(self) -> bool {
+        self >= Kernel::V6_12
+    }
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kernel::V6_1 => "6.1",
+            Kernel::V6_12 => "6.12",
+            Kernel::V7_1 => "7.1",
+            Kernel::V7_2 => "7.2",
+        })
+    }
+}
+
+impl FromStr for Kernel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "6.1" => Ok(Kernel::V6_1),
+            "6.12" => Ok(Kernel::V6_12),
+            "7.1" => Ok(Kernel::V7_1),
+            "7.2" => Ok(Kernel::V7_2),
+            _ => Err(format!(
+                "unknown kernel '{s}' (expected 6.1, 6.12, 7.1 or 7.2)"
+            )),
+        }
+    }
+}
+
+/// `int_sqrt`.
+pub fn int_sqrt(x: u64) -> u64 {
+    if x < 2 {
+        return x;
+    }
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+/// `calculate_min_free_kbytes`: int_sqrt(lowmem_kbytes * 16) clamped to [128, 262144].
+pub fn default_min_free_kbytes(lowmem_pages: u64) -> u64 {
+    let kbytes = lowmem_pages * 4;
+    int_sqrt(kbytes * 16).clamp(MIN_FREE_KBYTES_LOW, MIN_FREE_KBYTES_HIGH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_sqrt_is_floor() {
+        for x in 0..10_000u64 {
+            let r = int_sqrt(x);
+            assert!(r * r <= x && (r + 1) * (r + 1) > x, "x={x} r={r}");
+        }
+    }
+
+    #[test]
+    fn min_free_kbytes_matches_kernel_table() {
+        // Documentation/vm: 16 MiB -> 512k, 1 GiB -> 4096k, 16 GiB -> 16384k (int_sqrt(16*kb)).
+        assert_eq!(default_min_free_kbytes(16 << 8), 512);
+        assert_eq!(default_min_free_kbytes(1 << 18), 4096);
+        assert_eq!(default_min_free_kbytes(16 << 18), 16384);
+        assert_eq!(default_min_free_kbytes(1), 128);
+    }
+
+    #[test]
+    fn eviction_bits_leave_40_timestamp_bits() {
+        assert_eq!(64 - EVICTION_SHIFT, 40);
+    }
+}

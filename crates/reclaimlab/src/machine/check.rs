@@ -1,0 +1,250 @@
+//! Invariants of the machine model, checked by property tests and `run --check`: every page is
+//! in exactly one place, counters equal what they count, nothing is lost or duplicated.
+
+use super::mm::Pte;
+use super::swap::SwapSlot;
+use super::{pg, Machine, Owner, Slot};
+use crate::policy::Policy;
+
+impl Machine {
+    /// Checks every machine invariant and the policy's own; names the first violation.
+    pub fn check_invariants(&self, pol: &dyn Policy) -> Result<(), String> {
+        self.check_page_places()?;
+        self.check_page_cache()?;
+        self.check_mappings()?;
+        self.check_memcg_usage()?;
+        self.check_swap()?;
+        self.check_lru_counts(pol)?;
+        pol.check_invariants(self)
+    }
+
+    /// A page frame is free (on exactly one free list), in the zram pool, or allocated and then
+    /// on an LRU (PG_lru), in a per-CPU batch, or isolated: exactly one of these.
+    fn check_page_places(&self) -> Result<(), String> {
+        let mut on_free = vec![false; self.folios.len()];
+        for n in &self.nodes {
+            for &pfn in &n.free {
+                if std::mem::replace(&mut on_free[pfn as usize], true) {
+                    return Err(format!("pfn {pfn} twice on the free lists"));
+                }
+            }
+        }
+        let mut batched = vec![0u32; self.folios.len()];
+        for b in &self.lru_add_batch {
+            for &pfn in b {
+                batched[pfn as usize] += 1;
+            }
+        }
+        for (pfn, f) in self.folios.iter().enumerate() {
+            let free = f.owner == Owner::Free;
+            if free != on_free[pfn] {
+                return Err(format!(
+                    "pfn {pfn}: owner {:?} but on free list: {}",
+                    f.owner, on_free[pfn]
+                ));
+            }
+            if free || f.owner == Owner::Zram {
+                continue;
+            }
+            let places =
+                f.test(pg::LRU) as u32 + f.test(pg::IN_BATCH) as u32 + f.test(pg::ISOLATED) as u32;
+            if places != 1 {
+                return Err(format!(
+                    "pfn {pfn} is in {places} places (flags {:#x})",
+                    f.flags
+                ));
+            }
+            if f.test(pg::IN_BATCH) != (batched[pfn] == 1) || batched[pfn] > 1 {
+                return Err(format!("pfn {pfn}: IN_BATCH flag and batches disagree"));
+            }
+        }
+        let zram = self
+            .folios
+            .iter()
+            .filter(|f| f.owner == Owner::Zram)
+            .count();
+        if zram != self.swap.zram_frames.len() {
+            return Err("zram pool frames miscounted".into());
+        }
+        Ok(())
+    }
+
+    /// Page-cache slots and folio owners point at each other; per-file and global counts hold.
+    fn check_page_cache(&self) -> Result<(), String> {
+        let mut total = 0;
+        let mut dirty = 0;
+        for file in &self.files {
+            let (mut pages, mut shadows, mut fdirty) = (0, 0, 0);
+            for (idx, s) in file.slots.iter().enumerate() {
+                match *s {
+                    Slot::Page(pfn) => {
+                        pages += 1;
+                        let f = &self.folios[pfn as usize];
+                        if f.owner
+                            != (Owner::File {
+                                file: file.id,
+                                index: idx as u64,
+                            })
+                        {
+                            return Err(format!(
+                                "file {} slot {idx}: pfn {pfn} owned by {:?}",
+                                file.id, f.owner
+                            ));
+                        }
+                        fdirty += f.test(pg::DIRTY) as u64;
+                    }
+                    Slot::Shadow(_) => shadows += 1,
+                    Slot::Empty => {}
+                }
+            }
+            if pages != file.nr_pages || shadows != file.nr_shadows || fdirty != file.nr_dirty {
+                return Err(format!(
+                    "file {} counts: pages {pages}/{} shadows {shadows}/{} dirty {fdirty}/{}",
+                    file.id, file.nr_pages, file.nr_shadows, file.nr_dirty
+                ));
+            }
+            total += pages;
+            dirty += fdirty;
+        }
+        if total != self.wb.nr_file_pages || dirty != self.wb.nr_dirty {
+            return Err(format!(
+                "NR_FILE_PAGES {} / NR_FILE_DIRTY {} but {total} / {dirty} found",
+                self.wb.nr_file_pages, self.wb.nr_dirty
+            ));
+        }
+        let wb = self.folios.iter().filter(|f| f.test(pg::WRITEBACK)).count() as u64;
+        if wb != self.wb.nr_writeback {
+            return Err(format!(
+                "NR_WRITEBACK {} but {wb} folios under writeback",
+                self.wb.nr_writeback
+            ));
+        }
+        for (pfn, f) in self.folios.iter().enumerate() {
+            if let Owner::File { file, index } = f.owner {
+                if self.files[file as usize].slots[index as usize] != Slot::Page(pfn as u32) {
+                    return Err(format!("pfn {pfn} claims file {file} index {index}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every mapcount equals the PTEs pointing at the folio; rss and swapents add up.
+    fn check_mappings(&self) -> Result<(), String> {
+        let mut maps = vec![0u32; self.folios.len()];
+        for p in &self.procs {
+            let (mut rss, mut swapents) = (0, 0);
+            for v in &p.vmas {
+                for pte in &v.ptes {
+                    if pte.is_present() {
+                        maps[pte.pfn() as usize] += 1;
+                        rss += 1;
+                    } else if pte.is_swap() {
+                        swapents += 1;
+                    }
+                }
+            }
+            if rss != p.rss || swapents != p.swapents {
+                return Err(format!(
+                    "process {}: rss {}/{rss} swapents {}/{swapents}",
+                    p.pid, p.rss, p.swapents
+                ));
+            }
+        }
+        for (pfn, f) in self.folios.iter().enumerate() {
+            if maps[pfn] != f.mapcount {
+                return Err(format!(
+                    "pfn {pfn}: mapcount {} but {} PTEs",
+                    f.mapcount, maps[pfn]
+                ));
+            }
+        }
+        let _ = Pte::NONE;
+        Ok(())
+    }
+
+    /// memory.current of each memcg equals the pages charged to its subtree, and never
+    /// exceeds memory.max.
+    fn check_memcg_usage(&self) -> Result<(), String> {
+        let mut local = vec![0u64; self.memcgs.len()];
+        for f in &self.folios {
+            if matches!(f.owner, Owner::Anon { .. } | Owner::File { .. }) {
+                local[f.memcg as usize] += 1;
+            }
+        }
+        for mc in 0..self.memcgs.len() as u16 {
+            let sum: u64 = self
+                .memcg_subtree(mc)
+                .iter()
+                .map(|&c| local[c as usize])
+                .sum();
+            let m = &self.memcgs[mc as usize];
+            if sum != m.usage {
+                return Err(format!(
+                    "memcg {}: usage {} but {sum} pages charged",
+                    m.path, m.usage
+                ));
+            }
+            if mc != 0 && m.usage > m.max {
+                return Err(format!(
+                    "memcg {}: usage {} above memory.max {}",
+                    m.path, m.usage, m.max
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Swap slots: swap-cache slots and folios agree; every used slot is referenced.
+    fn check_swap(&self) -> Result<(), String> {
+        let mut used = 0;
+        for (slot, s) in self.swap.slots.iter().enumerate() {
+            match *s {
+                SwapSlot::Free => {}
+                SwapSlot::Cached(pfn) => {
+                    used += 1;
+                    if self.folios[pfn as usize].swap != slot as u32 + 1 {
+                        return Err(format!("swap slot {slot} caches pfn {pfn} which disagrees"));
+                    }
+                }
+                SwapSlot::Stored(_) => used += 1,
+            }
+        }
+        if used + self.swap.nr_free() != self.swap.total() {
+            return Err(format!(
+                "swap: {used} used + {} free != {}",
+                self.swap.nr_free(),
+                self.swap.total()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The policy's LRU sizes add up to the folios that are on an LRU.
+    fn check_lru_counts(&self, pol: &dyn Policy) -> Result<(), String> {
+        let on_lru = self.folios.iter().filter(|f| f.test(pg::LRU)).count() as u64;
+        let mut listed = 0;
+        for mc in 0..self.memcgs.len() as u16 {
+            for n in 0..self.nr_nodes() as u8 {
+                listed += pol.lru_pages(mc, n).iter().sum::<u64>();
+            }
+        }
+        if on_lru != listed {
+            return Err(format!(
+                "{on_lru} folios have PG_lru but the LRUs hold {listed}"
+            ));
+        }
+        let isolated: u64 = self
+            .nodes
+            .iter()
+            .map(|n| n.nr_isolated[0] + n.nr_isolated[1])
+            .sum();
+        let flagged = self.folios.iter().filter(|f| f.test(pg::ISOLATED)).count() as u64;
+        if isolated != flagged {
+            return Err(format!(
+                "NR_ISOLATED {isolated} but {flagged} isolated folios"
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,244 @@
+//! The description of a machine: memory per node, CPUs, devices, swap, memcgs, tunables and the
+//! cost profile that turns work into simulated time.
+
+use crate::consts::*;
+use serde::{Deserialize, Serialize};
+
+/// Time costs of the simulated clock, in nanoseconds. Defaults are order-of-magnitude figures
+/// from published measurements (see docs/model.md, "Costs"); every one can be overridden.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostProfile {
+    /// CPU time of one access that hits (the application's own work per access included).
+    pub cpu_access_ns: u64,
+    /// A minor fault: page-table update, allocation and zeroing of an anon page, or mapping a
+    /// page-cache page (handle_mm_fault without I/O).
+    pub minor_fault_ns: u64,
+    /// CPU part of a major fault or a buffered read miss, on top of the device time.
+    pub major_fault_cpu_ns: u64,
+    /// zram compression of one page (lzo-rle class compressors: a few µs per 4 KiB).
+    pub zram_compress_ns: u64,
+    /// zram decompression of one page.
+    pub zram_decompress_ns: u64,
+    /// Reclaim work per folio scanned (isolation, list moves, shrink_folio_list decisions).
+    pub reclaim_per_folio_ns: u64,
+    /// One rmap/PTE check (folio_referenced_one, try_to_unmap_one).
+    pub rmap_pte_ns: u64,
+    /// Allocating and freeing a page (buddy allocator, memcg charge).
+    pub alloc_page_ns: u64,
+}
+
+impl Default for CostProfile {
+    fn default() -> Self {
+        CostProfile {
+            cpu_access_ns: 100,
+            minor_fault_ns: 1_000,
+            major_fault_cpu_ns: 2_000,
+            zram_compress_ns: 4_000,
+            zram_decompress_ns: 1_500,
+            reclaim_per_folio_ns: 300,
+            rmap_pte_ns: 100,
+            alloc_page_ns: 150,
+        }
+    }
+}
+
+/// A block device: fixed latency per request, bandwidth, and a queue of `queue_depth` requests
+/// served in parallel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceProfile {
+    pub name: String,
+    pub read_latency_ns: u64,
+    pub write_latency_ns: u64,
+    pub bandwidth_bytes_per_s: u64,
+    pub queue_depth: u32,
+}
+
+impl DeviceProfile {
+    /// A datacenter NVMe SSD: ~80 µs random 4 KiB read, ~20 µs write (to its cache), 3 GB/s.
+    pub fn nvme() -> Self {
+        Self::new("nvme", 80_000, 20_000, 3_000_000_000, 128)
+    }
+    /// A 7200 rpm disk: ~8 ms seek + rotation, 150 MB/s, NCQ depth 32.
+    pub fn hdd() -> Self {
+        Self::new("hdd", 8_000_000, 8_000_000, 150_000_000, 32)
+    }
+    /// brd ramdisk: a memcpy, ~2 µs per 4 KiB request including the block layer.
+    pub fn ramdisk() -> Self {
+        Self::new("ramdisk", 2_000, 2_000, 8_000_000_000, 1024)
+    }
+    /// Persistent memory through the pmem block driver: a few µs, ~6 GB/s read.
+    pub fn pmem() -> Self {
+        Self::new("pmem", 3_000, 5_000, 6_000_000_000, 256)
+    }
+    pub fn new(name: &str, read_ns: u64, write_ns: u64, bw: u64, qd: u32) -> Self {
+        DeviceProfile {
+            name: name.to_string(),
+            read_latency_ns: read_ns,
+            write_latency_ns: write_ns,
+            bandwidth_bytes_per_s: bw,
+            queue_depth: qd,
+        }
+    }
+    pub fn by_name(name: &str) -> Result<Self, String> {
+        match name {
+            "nvme" => Ok(Self::nvme()),
+            "hdd" => Ok(Self::hdd()),
+            "ramdisk" => Ok(Self::ramdisk()),
+            "pmem" => Ok(Self::pmem()),
+            _ => Err(format!(
+                "unknown device profile '{name}' (expected nvme, hdd, ramdisk or pmem)"
+            )),
+        }
+    }
+}
+
+/// Swap configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SwapConfig {
+    None,
+    /// zram: synchronous, compressed pages kept in RAM (`ratio` pages stored per page of RAM).
+    Zram {
+        size_pages: u64,
+        compress_ratio: f64,
+    },
+    /// A swap partition on a block device (asynchronous I/O).
+    Device {
+        size_pages: u64,
+        device: DeviceProfile,
+    },
+}
+
+/// Which file system holds the files; it decides whether reclaim may write dirty page cache
+/// itself (`->writepage`, classic-lru.md §4.13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FsKind {
+    Ext4,
+    Xfs,
+    /// tmpfs/shmem are not modelled as files; this variant is for a file system that keeps
+    /// `->writepage` in every version (f2fs).
+    F2fs,
+}
+
+impl FsKind {
+    pub fn has_writepage(self, k: Kernel) -> bool {
+        match self {
+            FsKind::Ext4 => k.ext4_has_writepage(),
+            FsKind::Xfs => false,
+            FsKind::F2fs => true,
+        }
+    }
+}
+
+/// One memory cgroup (cgroup v2). Limits in pages; `u64::MAX` is "max".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemcgConfig {
+    /// Path such as "/a" or "/a/b"; the parent must be declared first. "/" is the root.
+    pub path: String,
+    pub max: u64,
+    pub high: u64,
+    pub low: u64,
+    pub min: u64,
+}
+
+impl MemcgConfig {
+    pub fn new(path: &str) -> Self {
+        MemcgConfig {
+            path: path.to_string(),
+            max: u64::MAX,
+            high: u64::MAX,
+            low: 0,
+            min: 0,
+        }
+    }
+    pub fn with_max(mut self, pages: u64) -> Self {
+        self.max = pages;
+        self
+    }
+}
+
+/// The whole machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineConfig {
+    pub kernel: Kernel,
+    /// Memory per NUMA node in 4 KiB pages (one zone, ZONE_NORMAL, per node).
+    pub node_pages: Vec<u64>,
+    pub cpus: u32,
+    pub swap: SwapConfig,
+    pub file_device: DeviceProfile,
+    pub fs: FsKind,
+    pub swappiness: u32,
+    /// `min_free_kbytes`; None = the kernel's default for this memory size.
+    pub min_free_kbytes: Option<u64>,
+    pub watermark_scale_factor: u64,
+    pub dirty_ratio: u64,
+    pub dirty_background_ratio: u64,
+    pub memcgs: Vec<MemcgConfig>,
+    pub cost: CostProfile,
+}
+
+impl MachineConfig {
+    /// One node of `pages` pages, one CPU, no swap, an NVMe file device, ext4, default tunables.
+    pub fn simple(pages: u64) -> Self {
+        MachineConfig {
+            kernel: Kernel::V6_12,
+            node_pages: vec![pages],
+            cpus: 1,
+            swap: SwapConfig::None,
+            file_device: DeviceProfile::nvme(),
+            fs: FsKind::Ext4,
+            swappiness: DEFAULT_SWAPPINESS,
+            min_free_kbytes: None,
+            watermark_scale_factor: WATERMARK_SCALE_FACTOR,
+            dirty_ratio: VM_DIRTY_RATIO,
+            dirty_background_ratio: DIRTY_BACKGROUND_RATIO,
+            memcgs: Vec::new(),
+            cost: CostProfile::default(),
+        }
+    }
+
+    pub fn total_pages(&self) -> u64 {
+        self.node_pages.iter().sum()
+    }
+
+    /// Checks the configuration, naming the first problem found.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.node_pages.is_empty() || self.node_pages.iter().any(|&p| p < 256) {
+            return Err("every node needs at least 256 pages (1 MiB) of memory".into());
+        }
+        if self.node_pages.len() > 64 {
+            return Err("at most 64 nodes are modelled".into());
+        }
+        if self.cpus == 0 {
+            return Err("cpus must be at least 1".into());
+        }
+        if self.swappiness > MAX_SWAPPINESS {
+            return Err(format!(
+                "swappiness {} is above {MAX_SWAPPINESS}",
+                self.swappiness
+            ));
+        }
+        if self.dirty_ratio == 0 || self.dirty_ratio > 100 || self.dirty_background_ratio > 100 {
+            return Err("dirty ratios must be percentages, dirty_ratio > 0".into());
+        }
+        if self.watermark_scale_factor == 0 || self.watermark_scale_factor > 3000 {
+            return Err("watermark_scale_factor must be in 1..=3000".into());
+        }
+        if let SwapConfig::Zram { compress_ratio, .. } = self.swap {
+            if compress_ratio.is_nan() || compress_ratio < 1.0 {
+                return Err("zram compress_ratio must be >= 1".into());
+            }
+        }
+        for dev in [&self.file_device] {
+            if dev.bandwidth_bytes_per_s == 0 || dev.queue_depth == 0 {
+                return Err(format!(
+                    "device {} needs bandwidth and queue depth",
+                    dev.name
+                ));
+            }
+        }
+        if self.memcgs.len() > 4096 {
+            return Err("at most 4096 memcgs are modelled".into());
+        }
+        Ok(())
+    }
+}

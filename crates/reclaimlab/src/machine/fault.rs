@@ -1,0 +1,389 @@
+//! The access path: loads and stores through page tables (the hardware sets accessed and dirty
+//! bits; faults go through do_anonymous_page, do_swap_page, filemap_fault and do_wp_page), and
+//! read()/write() through the page cache (filemap_read → folio_mark_accessed,
+//! generic_perform_write → folio_mark_dirty → balance_dirty_pages).
+
+use super::mm::{vm, Pte};
+use super::swap::SwapSlot;
+use super::{pg, Folio, Machine, Owner, Pfn, Slot, Vm};
+use crate::access::{Op, PageRef, Via};
+use crate::policy::Policy;
+
+/// What one access cost the machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccessOutcome {
+    /// The page was resident (a minor fault on a resident page still counts as a hit); a first
+    /// touch is a (cold) miss, as in libCacheSim.
+    pub hit: bool,
+    /// A major fault or a buffered read miss: the task waited for I/O.
+    pub major: bool,
+}
+
+impl Machine {
+    /// Performs one access of process `pid`. Returns None if the task was killed (or the
+    /// allocation failed) during it; the access then did not happen.
+    pub fn access(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        page: PageRef,
+        op: Op,
+        via: Via,
+    ) -> Option<AccessOutcome> {
+        self.spend(self.cfg.cost.cpu_access_ns);
+        let write = op == Op::Write;
+        let out = match (page, via) {
+            (PageRef::Anon { page }, _) => self.access_anon(pol, pid, 0, page, write),
+            (PageRef::File { file, page }, Via::Fd) => self.access_fd(pol, pid, file, page, write),
+            (PageRef::File { file, page }, Via::Mmap) => {
+                let vma = self.file_vma_or_map(pid, file);
+                self.access_mapped_file(pol, pid, vma, file, page, write)
+            }
+        };
+        if out.is_some() {
+            self.handle_over_high(pol);
+        }
+        if self.ctx.killed {
+            return None;
+        }
+        out
+    }
+
+    /// The node new pages of the current CPU come from (`numa_node_id`).
+    fn local_node(&self) -> u8 {
+        (self.ctx.cpu as usize * self.nodes.len() / self.cfg.cpus as usize) as u8
+    }
+
+    /// The process's mapping of `file`, created (MAP_SHARED) on first use by a trace.
+    fn file_vma_or_map(&mut self, pid: u32, file: u32) -> u16 {
+        match self.procs[pid as usize].file_vma(file) {
+            Some(v) => v,
+            None => self.mmap_file(pid, file, vm::SHARED),
+        }
+    }
+
+    /// Allocates and charges a folio for `owner` in the memcg of `pid`
+    /// (`folio_alloc` + `mem_cgroup_charge`). None if the task was killed or the charge failed.
+    fn new_folio(&mut self, pol: &mut dyn Policy, pid: u32, owner: Owner) -> Option<Pfn> {
+        let memcg = self.procs[pid as usize].memcg;
+        let node = self.local_node();
+        let pfn = self.alloc_page(pol, node)?;
+        let swapbacked = matches!(owner, Owner::Anon { .. });
+        self.folios[pfn as usize] = Folio {
+            flags: if swapbacked { pg::SWAPBACKED } else { 0 },
+            owner,
+            memcg,
+            node: self.folios[pfn as usize].node,
+            gen: 0,
+            refs: 0,
+            mapcount: 0,
+            swap: 0,
+        };
+        if !self.try_charge(pol, memcg, 1) {
+            let node = self.folios[pfn as usize].node;
+            self.folios[pfn as usize] = Folio {
+                node,
+                ..Folio::FREE
+            };
+            self.nodes[node as usize].free.push(pfn);
+            return None;
+        }
+        Some(pfn)
+    }
+
+    /// Installs a PTE for a folio and accounts the mapping.
+    fn map_folio(&mut self, pid: u32, vma: u16, index: u64, pfn: Pfn, dirty: bool) {
+        self.procs[pid as usize].vmas[vma as usize].ptes[index as usize] =
+            Pte::present(pfn, true, dirty);
+        self.procs[pid as usize].rss += 1;
+        self.folios[pfn as usize].mapcount += 1;
+    }
+
+    fn count_fault(&mut self, pid: u32, major: bool) {
+        let memcg = self.procs[pid as usize].memcg;
+        self.count(memcg, Vm::Pgfault, 1);
+        if major {
+            self.count(memcg, Vm::Pgmajfault, 1);
+            self.spend(self.cfg.cost.major_fault_cpu_ns);
+        } else {
+            self.spend(self.cfg.cost.minor_fault_ns);
+        }
+    }
+
+    /// A load or store to private anonymous memory (or a COW'd page of a private file vma).
+    fn access_anon(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        index: u64,
+        write: bool,
+    ) -> Option<AccessOutcome> {
+        self.ensure_vma_size(pid, vma, index);
+        let pte = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+        if pte.is_present() {
+            let p = &mut self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+            p.mkyoung();
+            if write {
+                p.mkdirty();
+            }
+            return Some(AccessOutcome {
+                hit: true,
+                major: false,
+            });
+        }
+        if pte.is_swap() {
+            return self.do_swap_page(pol, pid, vma, index, pte.swap_slot(), write);
+        }
+        if !write {
+            // do_anonymous_page maps the shared zero page on a read fault.
+            let first_touch = pte.is_none();
+            if first_touch {
+                self.count_fault(pid, false);
+                self.procs[pid as usize].vmas[vma as usize].ptes[index as usize] = Pte::zero_page();
+            }
+            return Some(AccessOutcome {
+                hit: !first_touch,
+                major: false,
+            });
+        }
+        self.do_anonymous_page(pol, pid, vma, index)
+    }
+
+    /// `do_anonymous_page` (or `do_wp_page` on the zero page): a new inactive anon folio.
+    fn do_anonymous_page(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        index: u64,
+    ) -> Option<AccessOutcome> {
+        self.count_fault(pid, false);
+        let pfn = self.new_folio(pol, pid, Owner::Anon { pid, vma, index })?;
+        if self.procs[pid as usize].vmas[vma as usize].flags & vm::LOCKED != 0 {
+            self.folios[pfn as usize].set(pg::MLOCKED);
+        }
+        self.folio_add_lru(pol, pfn);
+        self.map_folio(pid, vma, index, pfn, true);
+        Some(AccessOutcome {
+            hit: false,
+            major: false,
+        })
+    }
+
+    /// `do_swap_page`: from the swap cache (minor) or from the swap device (major; zram skips
+    /// the swap cache and frees the slot, SWP_SYNCHRONOUS_IO).
+    fn do_swap_page(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        index: u64,
+        slot: u32,
+        write: bool,
+    ) -> Option<AccessOutcome> {
+        let (pfn, major) = match self.swap.slots[slot as usize] {
+            SwapSlot::Cached(pfn) => {
+                self.count_fault(pid, false);
+                (pfn, false)
+            }
+            SwapSlot::Stored(shadow) => (self.swap_in(pol, pid, vma, index, slot, shadow)?, true),
+            SwapSlot::Free => unreachable!("swap PTE points to a free slot"),
+        };
+        // The slot may have been freed by the swap-in itself (zram).
+        let p = &mut self.procs[pid as usize];
+        p.swapents -= 1;
+        let cached = self.folios[pfn as usize].swap != 0;
+        if !cached {
+            p.vmas[vma as usize].ptes[index as usize] = Pte::NONE;
+        }
+        if let Owner::Anon { .. } = self.folios[pfn as usize].owner {
+            self.folios[pfn as usize].owner = Owner::Anon { pid, vma, index };
+        }
+        self.map_folio(pid, vma, index, pfn, write);
+        // should_try_to_free_swap: a write fault or a fullish swap drops the slot.
+        if cached && (write || self.swap.is_full()) {
+            self.folio_free_swap(pfn);
+        }
+        Some(AccessOutcome { hit: !major, major })
+    }
+
+    /// Reads a page back from swap into a new folio.
+    fn swap_in(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        index: u64,
+        slot: u32,
+        shadow: Option<u64>,
+    ) -> Option<Pfn> {
+        self.count_fault(pid, true);
+        let pfn = self.new_folio(pol, pid, Owner::Anon { pid, vma, index })?;
+        let read_ns = self.swap_read_ns();
+        self.spend(read_ns);
+        let memcg = self.folios[pfn as usize].memcg;
+        self.count(memcg, Vm::Pswpin, 1);
+        self.count(memcg, Vm::Pgpgin, 4);
+        if self.swap.is_synchronous() {
+            self.swap_slot_release(slot);
+            self.folios[pfn as usize].set(pg::DIRTY);
+        } else {
+            self.swap.slots[slot as usize] = SwapSlot::Cached(pfn);
+            let f = &mut self.folios[pfn as usize];
+            f.swap = slot + 1;
+            f.set(pg::SWAPCACHE);
+        }
+        if let Some(shadow) = shadow {
+            pol.workingset_refault(self, pfn, shadow);
+        }
+        self.folio_add_lru(pol, pfn);
+        Some(pfn)
+    }
+
+    /// read()/write() of one page through a file descriptor.
+    fn access_fd(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        file: u32,
+        index: u64,
+        write: bool,
+    ) -> Option<AccessOutcome> {
+        self.ensure_file_size(file, index);
+        let (pfn, hit) = match self.files[file as usize].slots[index as usize] {
+            Slot::Page(pfn) => (pfn, true),
+            _ => (self.page_cache_miss(pol, pid, file, index, write)?, false),
+        };
+        if write {
+            // generic_perform_write: no FGP_ACCESSED, so no folio_mark_accessed.
+            self.folio_mark_dirty(pfn);
+            self.balance_dirty_pages();
+        } else {
+            pol.folio_mark_accessed(self, pfn);
+        }
+        Some(AccessOutcome {
+            hit,
+            major: !hit && !write,
+        })
+    }
+
+    /// A page-cache miss: allocate, charge, insert (refault check unless __GFP_WRITE), add to
+    /// the LRU, and read it unless it is about to be overwritten whole.
+    fn page_cache_miss(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        file: u32,
+        index: u64,
+        write: bool,
+    ) -> Option<Pfn> {
+        let pfn = self.new_folio(pol, pid, Owner::File { file, index })?;
+        let f = &mut self.files[file as usize];
+        let old = std::mem::replace(&mut f.slots[index as usize], Slot::Page(pfn));
+        f.nr_pages += 1;
+        self.wb.nr_file_pages += 1;
+        if let Slot::Shadow(shadow) = old {
+            self.files[file as usize].nr_shadows -= 1;
+            if !write {
+                pol.workingset_refault(self, pfn, shadow);
+            }
+        }
+        self.folio_add_lru(pol, pfn);
+        if !write {
+            let now = self.now();
+            let done = self.file_dev.submit(now, 4096, false);
+            self.spend(done - now);
+            let memcg = self.folios[pfn as usize].memcg;
+            self.count(memcg, Vm::Pgpgin, 4);
+        }
+        Some(pfn)
+    }
+
+    /// A load or store through a file mapping.
+    fn access_mapped_file(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        file: u32,
+        index: u64,
+        write: bool,
+    ) -> Option<AccessOutcome> {
+        self.ensure_file_size(file, index);
+        self.ensure_vma_size(pid, vma, index);
+        let shared = self.procs[pid as usize].vmas[vma as usize].flags & vm::SHARED != 0;
+        let pte = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+        if pte.is_present() {
+            let pfn = pte.pfn();
+            if write && !shared && !self.folios[pfn as usize].is_anon() {
+                return self.cow_private_file_page(pol, pid, vma, index, pfn);
+            }
+            if pte.is_swap() || self.folios[pfn as usize].is_anon() {
+                return self.access_anon(pol, pid, vma, index, write);
+            }
+            let p = &mut self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+            p.mkyoung();
+            if write && !p.dirty() {
+                // Write-protect fault on a clean shared page: do_page_mkwrite dirties it.
+                p.mkdirty();
+                self.count_fault(pid, false);
+                self.folio_mark_dirty(pfn);
+                self.balance_dirty_pages();
+            }
+            return Some(AccessOutcome {
+                hit: true,
+                major: false,
+            });
+        }
+        if pte.is_swap() {
+            return self.access_anon(pol, pid, vma, index, write);
+        }
+        // filemap_fault (no fault-around, no readahead).
+        let (pfn, hit) = match self.files[file as usize].slots[index as usize] {
+            Slot::Page(pfn) => (pfn, true),
+            _ => (self.page_cache_miss(pol, pid, file, index, false)?, false),
+        };
+        self.count_fault(pid, !hit);
+        if write && !shared {
+            self.map_folio(pid, vma, index, pfn, false);
+            return self
+                .cow_private_file_page(pol, pid, vma, index, pfn)
+                .map(|o| AccessOutcome {
+                    hit,
+                    major: !hit || o.major,
+                });
+        }
+        self.map_folio(pid, vma, index, pfn, write && shared);
+        if write && shared {
+            self.folio_mark_dirty(pfn);
+            self.balance_dirty_pages();
+        }
+        Some(AccessOutcome { hit, major: !hit })
+    }
+
+    /// `do_wp_page` on a private file mapping: copy the page-cache page into a new anon folio.
+    fn cow_private_file_page(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        index: u64,
+        old: Pfn,
+    ) -> Option<AccessOutcome> {
+        self.count_fault(pid, false);
+        let new = self.new_folio(pol, pid, Owner::Anon { pid, vma, index })?;
+        // The old PTE may have been unmapped by reclaim during the allocation.
+        let pte = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+        if pte.is_present() && pte.pfn() == old {
+            self.procs[pid as usize].rss -= 1;
+            self.folios[old as usize].mapcount -= 1;
+        }
+        self.folio_add_lru(pol, new);
+        self.map_folio(pid, vma, index, new, true);
+        Some(AccessOutcome {
+            hit: true,
+            major: false,
+        })
+    }
+}

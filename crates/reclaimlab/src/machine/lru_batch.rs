@@ -1,0 +1,96 @@
+//! The per-CPU LRU caches of mm/swap.c: `folio_add_lru` queues new folios in a batch that is
+//! moved to the LRU when full or drained; `folio_activate` queues promotions likewise.
+
+use super::{pg, Machine, Pfn, Vm};
+use crate::policy::Policy;
+
+impl Machine {
+    /// `folio_add_lru`: queue in this CPU's lru_add batch; flush when it is full.
+    pub fn folio_add_lru(&mut self, pol: &mut dyn Policy, pfn: Pfn) {
+        let cpu = self.ctx.cpu as usize;
+        self.folios[pfn as usize].set(pg::IN_BATCH);
+        self.lru_add_batch[cpu].push(pfn);
+        if self.lru_add_batch[cpu].len() >= self.kernel.lru_batch_size() {
+            self.flush_lru_add(pol, cpu);
+        }
+    }
+
+    /// `folio_batch_move_lru(lru_add)`: `lru_add` for every queued folio.
+    fn flush_lru_add(&mut self, pol: &mut dyn Policy, cpu: usize) {
+        let mut batch = std::mem::take(&mut self.lru_add_batch[cpu]);
+        for &pfn in &batch {
+            self.lru_add(pol, pfn);
+        }
+        batch.clear();
+        self.lru_add_batch[cpu] = batch;
+    }
+
+    /// `lru_add`: set PG_lru and put the folio at the head of its list; unevictable folios are
+    /// culled (counted, not linked).
+    fn lru_add(&mut self, pol: &mut dyn Policy, pfn: Pfn) {
+        let f = &mut self.folios[pfn as usize];
+        f.clear(pg::IN_BATCH);
+        if f.test(pg::MLOCKED) {
+            f.clear(pg::ACTIVE);
+            f.set(pg::UNEVICTABLE);
+            let memcg = f.memcg;
+            self.count(memcg, Vm::UnevictablePgsCulled, 1);
+        }
+        self.folios[pfn as usize].set(pg::LRU);
+        pol.lruvec_add_folio(self, pfn, false);
+    }
+
+    /// `folio_activate`: queue a PG_lru folio for promotion in this CPU's batch.
+    pub fn folio_activate(&mut self, pol: &mut dyn Policy, pfn: Pfn) {
+        let cpu = self.ctx.cpu as usize;
+        self.lru_activate_batch[cpu].push(pfn);
+        if self.lru_activate_batch[cpu].len() >= self.kernel.lru_batch_size() {
+            self.flush_lru_activate(pol, cpu);
+        }
+    }
+
+    /// `lru_activate` for every queued folio still on an inactive list: move it to the active
+    /// head and count PGACTIVATE.
+    fn flush_lru_activate(&mut self, pol: &mut dyn Policy, cpu: usize) {
+        let mut batch = std::mem::take(&mut self.lru_activate_batch[cpu]);
+        for &pfn in &batch {
+            let f = self.folios[pfn as usize];
+            if !f.test(pg::LRU) || f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {
+                continue;
+            }
+            pol.lruvec_del_folio(self, pfn);
+            self.folios[pfn as usize].set(pg::ACTIVE);
+            pol.lruvec_add_folio(self, pfn, false);
+            self.count(f.memcg, Vm::Pgactivate, 1);
+        }
+        batch.clear();
+        self.lru_activate_batch[cpu] = batch;
+    }
+
+    /// `__lru_cache_activate_folio`: a folio still in this CPU's lru_add batch is just marked
+    /// active (no PGACTIVATE). Returns whether it was found there.
+    pub fn lru_cache_activate_folio(&mut self, pfn: Pfn) -> bool {
+        let cpu = self.ctx.cpu as usize;
+        if self.lru_add_batch[cpu].contains(&pfn) {
+            self.folios[pfn as usize].set(pg::ACTIVE);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `lru_add_drain`: flush this CPU's batches.
+    pub fn lru_add_drain(&mut self, pol: &mut dyn Policy) {
+        let cpu = self.ctx.cpu as usize;
+        self.flush_lru_add(pol, cpu);
+        self.flush_lru_activate(pol, cpu);
+    }
+
+    /// `lru_add_drain_all`: flush every CPU's batches.
+    pub fn lru_add_drain_all(&mut self, pol: &mut dyn Policy) {
+        for cpu in 0..self.lru_add_batch.len() {
+            self.flush_lru_add(pol, cpu);
+            self.flush_lru_activate(pol, cpu);
+        }
+    }
+}

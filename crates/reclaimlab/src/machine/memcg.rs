@@ -1,0 +1,425 @@
+//! Memory cgroups v2: the hierarchy, page counters, charging with limit reclaim and the memcg OOM
+//! killer, memory.high, memory.low/min protection and memory.reclaim (mm/memcontrol.c,
+//! mm/page_counter.c).
+
+use super::config::MemcgConfig;
+use super::{Counters, Machine, Vm};
+use crate::consts::*;
+use crate::policy::Policy;
+
+/// One memory cgroup.
+#[derive(Clone, Debug)]
+pub struct Memcg {
+    pub id: u16,
+    pub parent: Option<u16>,
+    pub children: Vec<u16>,
+    pub path: String,
+    pub online: bool,
+    pub max: u64,
+    pub high: u64,
+    pub low: u64,
+    pub min: u64,
+    /// `memory.current` in pages (hierarchical: the page counter charges every ancestor).
+    pub usage: u64,
+    pub swap_usage: u64,
+    /// Effective protection (`emin`, `elow`), computed during the reclaim walk.
+    pub emin: u64,
+    pub elow: u64,
+    /// Event counters: memory.stat events and memory.events (local; summed for output).
+    pub events: Counters,
+    /// Pages charged to this memcg itself (not its children).
+    pub local_pages: u64,
+}
+
+impl Memcg {
+    pub fn new(id: u16, parent: Option<u16>, path: String, cfg: &MemcgConfig) -> Self {
+        Memcg {
+            id,
+            parent,
+            children: Vec::new(),
+            path,
+            online: true,
+            max: cfg.max,
+            high: cfg.high,
+            low: cfg.low,
+            min: cfg.min,
+            usage: 0,
+            swap_usage: 0,
+            emin: 0,
+            elow: 0,
+            events: Counters::default(),
+            local_pages: 0,
+        }
+    }
+}
+
+/// Splits "/a/b" into its parent path "/a".
+fn parent_path(path: &str) -> Option<&str> {
+    if path == "/" {
+        return None;
+    }
+    let i = path.rfind('/')?;
+    Some(if i == 0 { "/" } else { &path[..i] })
+}
+
+impl Machine {
+    /// Creates a memcg (mkdir in cgroupfs). The parent must exist.
+    pub fn create_memcg(&mut self, cfg: &MemcgConfig) -> Result<u16, String> {
+        if !cfg.path.starts_with('/') || cfg.path.ends_with('/') && cfg.path != "/" {
+            return Err(format!(
+                "memcg path '{}' must start with '/' and not end with one",
+                cfg.path
+            ));
+        }
+        if self.memcg_by_path(&cfg.path).is_some() {
+            return Err(format!("memcg '{}' declared twice", cfg.path));
+        }
+        let parent_p = parent_path(&cfg.path).ok_or("the root memcg cannot be created")?;
+        let parent = self
+            .memcg_by_path(parent_p)
+            .ok_or_else(|| format!("memcg '{}': parent '{parent_p}' does not exist", cfg.path))?;
+        let id = self.memcgs.len();
+        if id >= (1 << MEM_CGROUP_ID_SHIFT) - 1 {
+            return Err("too many memcgs".into());
+        }
+        let id = id as u16;
+        self.memcgs
+            .push(Memcg::new(id, Some(parent), cfg.path.clone(), cfg));
+        self.memcgs[parent as usize].children.push(id);
+        Ok(id)
+    }
+
+    /// The ancestors of a memcg, itself first, up to and including the root.
+    pub fn memcg_ancestors(&self, memcg: u16) -> impl Iterator<Item = u16> + '_ {
+        let mut cur = Some(memcg);
+        std::iter::from_fn(move || {
+            let c = cur?;
+            cur = self.memcgs[c as usize].parent;
+            Some(c)
+        })
+    }
+
+    /// `page_counter_uncharge` of one page.
+    pub fn memcg_uncharge(&mut self, memcg: u16) {
+        self.memcgs[memcg as usize].local_pages -= 1;
+        let mut cur = Some(memcg);
+        while let Some(c) = cur {
+            self.memcgs[c as usize].usage -= 1;
+            cur = self.memcgs[c as usize].parent;
+        }
+    }
+
+    /// `page_counter_try_charge`: the first level (walking up) whose memory.max would be
+    /// exceeded, or None after charging every level.
+    fn page_counter_try_charge(&mut self, memcg: u16, nr: u64) -> Option<u16> {
+        for c in self.memcg_ancestors(memcg).collect::<Vec<_>>() {
+            let mc = &self.memcgs[c as usize];
+            if c != 0 && mc.usage + nr > mc.max {
+                return Some(c);
+            }
+        }
+        let mut cur = Some(memcg);
+        while let Some(c) = cur {
+            self.memcgs[c as usize].usage += nr;
+            cur = self.memcgs[c as usize].parent;
+        }
+        self.memcgs[memcg as usize].local_pages += nr;
+        None
+    }
+
+    /// Headroom below memory.max of a memcg (`mem_cgroup_margin`).
+    pub fn memcg_margin(&self, memcg: u16) -> u64 {
+        let mc = &self.memcgs[memcg as usize];
+        mc.max.saturating_sub(mc.usage)
+    }
+
+    /// `try_charge_memcg` for one page: limit reclaim, MAX_RECLAIM_RETRIES zero-progress retries,
+    /// then the memcg OOM killer. Returns false when the charge failed (the task was killed or
+    /// nothing could be killed).
+    pub fn try_charge(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> bool {
+        let mut retries = MAX_RECLAIM_RETRIES;
+        loop {
+            let Some(over) = self.page_counter_try_charge(memcg, nr) else {
+                self.note_over_high(memcg, nr);
+                return true;
+            };
+            self.count_memcg(over, Vm::MemcgMax, 1);
+            let reclaimed =
+                super::vmscan::try_to_free_mem_cgroup_pages(self, pol, over, nr, true, false, None);
+            if self.memcg_margin(over) >= nr {
+                continue;
+            }
+            if reclaimed > 0 && nr <= 8 {
+                continue;
+            }
+            if retries > 0 {
+                retries -= 1;
+                continue;
+            }
+            // mem_cgroup_oom: a kill resets the retries; no victim means -ENOMEM.
+            self.count_memcg(over, Vm::MemcgOom, 1);
+            if self.ctx.killed || !self.out_of_memory(pol, Some(over)) || self.ctx.killed {
+                return false;
+            }
+            retries = MAX_RECLAIM_RETRIES;
+        }
+    }
+
+    /// Records pages charged above memory.high (`current->memcg_nr_pages_over_high`).
+    fn note_over_high(&mut self, memcg: u16, nr: u64) {
+        let over = self.memcg_ancestors(memcg).any(|c| {
+            let mc = &self.memcgs[c as usize];
+            c != 0 && mc.usage > mc.high
+        });
+        if over {
+            self.ctx.over_high += nr;
+            self.ctx.over_high_memcg = memcg;
+        }
+    }
+
+    /// `mem_cgroup_handle_over_high`, run on the way back to user space after an access.
+    pub fn handle_over_high(&mut self, pol: &mut dyn Policy) {
+        let nr_pages = std::mem::take(&mut self.ctx.over_high);
+        if nr_pages == 0 || self.ctx.killed {
+            return;
+        }
+        let memcg = self.ctx.over_high_memcg;
+        let mut retries = MAX_RECLAIM_RETRIES;
+        let mut in_retry = false;
+        loop {
+            let reclaimed = self.reclaim_high(pol, memcg, if in_retry { 32 } else { nr_pages });
+            let penalty = self.high_penalty_jiffies(memcg, nr_pages);
+            if penalty <= HZ / 100 {
+                return;
+            }
+            if reclaimed > 0 || retries > 0 {
+                if reclaimed == 0 {
+                    retries -= 1;
+                }
+                in_retry = true;
+                continue;
+            }
+            let ns = penalty * NS_PER_JIFFY;
+            self.spend(ns);
+            self.ctx.reclaim_ns += ns;
+            self.count(memcg, Vm::ThrottleNs, ns);
+            return;
+        }
+    }
+
+    /// `reclaim_high`: reclaim from the memcg and each non-root ancestor above memory.high.
+    fn reclaim_high(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> u64 {
+        let mut reclaimed = 0;
+        for c in self.memcg_ancestors(memcg).collect::<Vec<_>>() {
+            let mc = &self.memcgs[c as usize];
+            if c == 0 || mc.usage <= mc.high {
+                continue;
+            }
+            self.count_memcg(c, Vm::MemcgHigh, 1);
+            reclaimed +=
+                super::vmscan::try_to_free_mem_cgroup_pages(self, pol, c, nr, true, false, None);
+        }
+        reclaimed
+    }
+
+    /// `calculate_high_delay` in jiffies.
+    fn high_penalty_jiffies(&self, memcg: u16, nr_pages: u64) -> u64 {
+        let max_overage = self
+            .memcg_ancestors(memcg)
+            .filter(|&c| c != 0)
+            .map(|c| {
+                let mc = &self.memcgs[c as usize];
+                if mc.usage <= mc.high {
+                    0
+                } else {
+                    ((mc.usage - mc.high) << 20) / mc.high.max(1)
+                }
+            })
+            .max()
+            .unwrap_or(0) as u128;
+        let penalty = ((max_overage * max_overage * HZ as u128) >> 20 >> 14) * nr_pages as u128
+            / MEMCG_CHARGE_BATCH as u128;
+        (penalty.min(MEMCG_MAX_HIGH_DELAY_JIFFIES as u128)) as u64
+    }
+
+    /// `mem_cgroup_calculate_protection` → `page_counter_calculate_protection` for `memcg`
+    /// under reclaim root `root` (non-recursive-prot semantics).
+    pub fn calculate_protection(&mut self, root: u16, memcg: u16) {
+        if memcg == root || memcg == 0 {
+            return;
+        }
+        let usage = self.memcgs[memcg as usize].usage;
+        if usage == 0 {
+            return;
+        }
+        let parent = self.memcgs[memcg as usize].parent.unwrap_or(0);
+        let (min, low) = (
+            self.memcgs[memcg as usize].min,
+            self.memcgs[memcg as usize].low,
+        );
+        if parent == root {
+            let mc = &mut self.memcgs[memcg as usize];
+            mc.emin = min;
+            mc.elow = low;
+            return;
+        }
+        let (p_emin, p_elow) = (
+            self.memcgs[parent as usize].emin,
+            self.memcgs[parent as usize].elow,
+        );
+        let (sib_min, sib_low) = self.children_protected_usage(parent);
+        let emin = effective_protection(usage, min, p_emin, sib_min);
+        let elow = effective_protection(usage, low, p_elow, sib_low);
+        let mc = &mut self.memcgs[memcg as usize];
+        mc.emin = emin;
+        mc.elow = elow;
+    }
+
+    /// `children_min_usage` / `children_low_usage` of a parent.
+    fn children_protected_usage(&self, parent: u16) -> (u64, u64) {
+        self.memcgs[parent as usize]
+            .children
+            .iter()
+            .map(|&c| &self.memcgs[c as usize])
+            .filter(|c| c.online)
+            .fold((0, 0), |(a, b), c| {
+                (a + c.usage.min(c.min), b + c.usage.min(c.low))
+            })
+    }
+
+    /// `mem_cgroup_below_min(target, memcg)`.
+    pub fn below_min(&self, target: u16, memcg: u16) -> bool {
+        let mc = &self.memcgs[memcg as usize];
+        memcg != target && memcg != 0 && mc.emin >= mc.usage
+    }
+
+    /// `mem_cgroup_below_low(target, memcg)`.
+    pub fn below_low(&self, target: u16, memcg: u16) -> bool {
+        let mc = &self.memcgs[memcg as usize];
+        memcg != target && memcg != 0 && mc.elow >= mc.usage
+    }
+
+    /// `mem_cgroup_protection(target, memcg)`: effective (min, low), (0, 0) for the target or root.
+    pub fn memcg_protection(&self, target: u16, memcg: u16) -> (u64, u64) {
+        if memcg == target || memcg == 0 {
+            return (0, 0);
+        }
+        let mc = &self.memcgs[memcg as usize];
+        (mc.emin, mc.elow)
+    }
+
+    /// `memory_reclaim`: proactive reclaim of `nr_pages` from a memcg, with the era's batch and
+    /// optional swappiness. Returns Err with the kernel's errno name on failure.
+    pub fn memory_reclaim(
+        &mut self,
+        pol: &mut dyn Policy,
+        memcg: u16,
+        nr_pages: u64,
+        swappiness: Option<u32>,
+    ) -> Result<u64, &'static str> {
+        if swappiness.is_some() && !self.kernel.memory_reclaim_swappiness() {
+            return Err("EINVAL");
+        }
+        if swappiness.is_some_and(|s| s > MAX_SWAPPINESS) {
+            return Err("EINVAL");
+        }
+        let mut done = 0;
+        let mut retries = MAX_RECLAIM_RETRIES;
+        while done < nr_pages {
+            if retries == 1 {
+                self.lru_add_drain_all(pol);
+            }
+            let batch = self.kernel.memory_reclaim_batch(nr_pages - done);
+            let r = super::vmscan::try_to_free_mem_cgroup_pages(
+                self, pol, memcg, batch, true, true, swappiness,
+            );
+            if r == 0 {
+                retries -= 1;
+                if retries == 0 {
+                    return Err("EAGAIN");
+                }
+            }
+            done += r;
+        }
+        Ok(done)
+    }
+
+    /// `memory_max_write`: set memory.max, reclaim down to it, then OOM-kill if needed.
+    pub fn set_memory_max(&mut self, pol: &mut dyn Policy, memcg: u16, max: u64) {
+        self.memcgs[memcg as usize].max = max;
+        let mut nr_reclaims = MAX_RECLAIM_RETRIES;
+        loop {
+            let usage = self.memcgs[memcg as usize].usage;
+            if usage <= max {
+                return;
+            }
+            if nr_reclaims > 0 {
+                let r = super::vmscan::try_to_free_mem_cgroup_pages(
+                    self,
+                    pol,
+                    memcg,
+                    usage - max,
+                    true,
+                    false,
+                    None,
+                );
+                if r == 0 {
+                    nr_reclaims -= 1;
+                }
+                continue;
+            }
+            self.count_memcg(memcg, Vm::MemcgOom, 1);
+            if !self.out_of_memory(pol, Some(memcg)) {
+                return;
+            }
+        }
+    }
+}
+
+/// `effective_protection` (mm/page_counter.c) without memory_recursiveprot.
+pub fn effective_protection(
+    usage: u64,
+    setting: u64,
+    parent_effective: u64,
+    siblings_protected: u64,
+) -> u64 {
+    let protected = usage.min(setting);
+    if siblings_protected > parent_effective && siblings_protected > 0 {
+        (protected as u128 * parent_effective as u128 / siblings_protected as u128) as u64
+    } else {
+        protected
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protection_is_shared_proportionally_when_overcommitted() {
+        // Two children each claim 100 of a parent's 100 effective: each gets 50.
+        assert_eq!(effective_protection(200, 100, 100, 200), 50);
+        // Not overcommitted: the child's own min(usage, setting).
+        assert_eq!(effective_protection(80, 100, 300, 180), 80);
+    }
+
+    #[test]
+    fn parent_path_splits() {
+        assert_eq!(parent_path("/a"), Some("/"));
+        assert_eq!(parent_path("/a/b"), Some("/a"));
+        assert_eq!(parent_path("/"), None);
+    }
+}
+
+/// Is `memcg` equal to `ancestor` or below it (`mem_cgroup_is_descendant`)?
+pub fn is_descendant(memcgs: &[Memcg], mut memcg: u16, ancestor: u16) -> bool {
+    loop {
+        if memcg == ancestor {
+            return true;
+        }
+        match memcgs[memcg as usize].parent {
+            Some(p) => memcg = p,
+            None => return false,
+        }
+    }
+}

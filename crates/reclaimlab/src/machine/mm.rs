@@ -1,0 +1,458 @@
+//! Processes, VMAs and page tables with hardware accessed/dirty bits, and the reverse map used
+//! by reclaim (mm/memory.c, mm/rmap.c, mm/mmap.c).
+
+use super::{pg, Machine, Owner, Pfn, Vm};
+use crate::policy::Policy;
+
+/// VMA flags that reclaim looks at.
+pub mod vm {
+    pub const SHARED: u32 = 1 << 0;
+    pub const EXEC: u32 = 1 << 1;
+    /// MADV_SEQUENTIAL.
+    pub const SEQ_READ: u32 = 1 << 2;
+    /// MADV_RANDOM.
+    pub const RAND_READ: u32 = 1 << 3;
+    /// mlock.
+    pub const LOCKED: u32 = 1 << 4;
+}
+
+/// A page-table entry: present (pfn, young, dirty), a swap entry, the shared zero page, or none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pte(u64);
+
+impl Pte {
+    const PRESENT: u64 = 1;
+    const SWAP: u64 = 2;
+    const YOUNG: u64 = 4;
+    const DIRTY: u64 = 8;
+    const ZERO: u64 = 16;
+    pub const NONE: Pte = Pte(0);
+
+    pub fn present(pfn: Pfn, young: bool, dirty: bool) -> Pte {
+        Pte(((pfn as u64) << 8)
+            | Self::PRESENT
+            | if young { Self::YOUNG } else { 0 }
+            | if dirty { Self::DIRTY } else { 0 })
+    }
+    pub fn swap(slot: u32) -> Pte {
+        Pte(((slot as u64) << 8) | Self::SWAP)
+    }
+    pub fn zero_page() -> Pte {
+        Pte(Self::ZERO | Self::YOUNG)
+    }
+    pub fn is_none(self) -> bool {
+        self.0 == 0
+    }
+    pub fn is_present(self) -> bool {
+        self.0 & Self::PRESENT != 0
+    }
+    pub fn is_swap(self) -> bool {
+        self.0 & Self::SWAP != 0
+    }
+    pub fn is_zero_page(self) -> bool {
+        self.0 & Self::ZERO != 0
+    }
+    pub fn pfn(self) -> Pfn {
+        debug_assert!(self.is_present());
+        (self.0 >> 8) as Pfn
+    }
+    pub fn swap_slot(self) -> u32 {
+        debug_assert!(self.is_swap());
+        (self.0 >> 8) as u32
+    }
+    pub fn young(self) -> bool {
+        self.0 & Self::YOUNG != 0
+    }
+    pub fn dirty(self) -> bool {
+        self.0 & Self::DIRTY != 0
+    }
+    pub fn mkyoung(&mut self) {
+        self.0 |= Self::YOUNG;
+    }
+    pub fn mkdirty(&mut self) {
+        self.0 |= Self::DIRTY;
+    }
+    pub fn mkold(&mut self) {
+        self.0 &= !Self::YOUNG;
+    }
+    pub fn mkclean(&mut self) {
+        self.0 &= !Self::DIRTY;
+    }
+}
+
+/// What a VMA maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VmaKind {
+    /// Private anonymous memory.
+    Anon,
+    /// A file mapping (MAP_SHARED if flags has SHARED, else MAP_PRIVATE with COW on write).
+    File { file: u32 },
+}
+
+/// A virtual memory area with its own page table (one PTE per page of the area).
+#[derive(Clone, Debug)]
+pub struct Vma {
+    pub kind: VmaKind,
+    pub flags: u32,
+    pub ptes: Vec<Pte>,
+}
+
+/// A process (`mm_struct` and its tasks).
+#[derive(Clone, Debug)]
+pub struct Process {
+    pub pid: u32,
+    pub memcg: u16,
+    pub alive: bool,
+    pub vmas: Vec<Vma>,
+    /// Resident pages (MM_ANONPAGES + MM_FILEPAGES) and swap entries.
+    pub rss: u64,
+    pub swapents: u64,
+    pub oom_score_adj: i32,
+    pub name: String,
+}
+
+impl Process {
+    /// The VMA mapping `file`, if any.
+    pub fn file_vma(&self, file: u32) -> Option<u16> {
+        self.vmas
+            .iter()
+            .position(|v| v.kind == VmaKind::File { file })
+            .map(|i| i as u16)
+    }
+}
+
+/// What `folio_referenced` found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Referenced {
+    /// Number of mappings (vmas) with a young PTE.
+    pub referenced: u32,
+    /// OR of the flags of the vmas that referenced it (and VM_LOCKED if a locked vma maps it).
+    pub vm_flags: u32,
+}
+
+impl Machine {
+    /// Creates a process in a memcg with one anonymous area (vma 0) of `anon_pages` pages.
+    pub fn create_process(&mut self, name: &str, memcg: u16, anon_pages: u64) -> u32 {
+        let pid = self.procs.len() as u32;
+        self.procs.push(Process {
+            pid,
+            memcg,
+            alive: true,
+            vmas: vec![Vma {
+                kind: VmaKind::Anon,
+                flags: 0,
+                ptes: vec![Pte::NONE; anon_pages as usize],
+            }],
+            rss: 0,
+            swapents: 0,
+            oom_score_adj: 0,
+            name: name.to_string(),
+        });
+        pid
+    }
+
+    /// `mmap` of a whole file into a process; returns the vma index.
+    pub fn mmap_file(&mut self, pid: u32, file: u32, flags: u32) -> u16 {
+        let pages = self.files[file as usize].size_pages as usize;
+        let p = &mut self.procs[pid as usize];
+        let idx = p.vmas.len() as u16;
+        p.vmas.push(Vma {
+            kind: VmaKind::File { file },
+            flags,
+            ptes: vec![Pte::NONE; pages],
+        });
+        self.files[file as usize].mmaps.push((pid, idx));
+        idx
+    }
+
+    /// `madvise` hints on a vma (MADV_SEQUENTIAL, MADV_RANDOM, MADV_NORMAL = 0).
+    pub fn madvise(&mut self, pid: u32, vma: u16, hint: u32) {
+        let v = &mut self.procs[pid as usize].vmas[vma as usize];
+        v.flags &= !(vm::SEQ_READ | vm::RAND_READ);
+        v.flags |= hint & (vm::SEQ_READ | vm::RAND_READ);
+    }
+
+    /// Grows a vma's page table to cover `index`.
+    pub fn ensure_vma_size(&mut self, pid: u32, vma: u16, index: u64) {
+        let v = &mut self.procs[pid as usize].vmas[vma as usize];
+        if index as usize >= v.ptes.len() {
+            v.ptes.resize(index as usize + 1, Pte::NONE);
+        }
+    }
+
+    /// `folio_referenced`: test and clear the young bit of every PTE mapping the folio, counting
+    /// one reference per vma with a young PTE. `memcg` restricts the walk to mms of that subtree.
+    pub fn folio_referenced(&mut self, pfn: Pfn, memcg: Option<u16>) -> Referenced {
+        let mut r = Referenced::default();
+        let folio = self.folios[pfn as usize];
+        if folio.mapcount == 0 {
+            return r;
+        }
+        let skip_no_recency = self.kernel.skips_vmas_without_recency();
+        let memcgs = &self.memcgs;
+        let mut locked = false;
+        let visited = rmap_walk(
+            &mut self.procs,
+            &self.files,
+            pfn,
+            folio.owner,
+            |pte, flags, mm_memcg| {
+                if let Some(t) = memcg {
+                    if !super::memcg::is_descendant(memcgs, mm_memcg, t) {
+                        return true;
+                    }
+                }
+                if skip_no_recency && flags & (vm::SEQ_READ | vm::RAND_READ) != 0 {
+                    return true;
+                }
+                if flags & vm::LOCKED != 0 {
+                    locked = true;
+                    return false;
+                }
+                let young = pte.young();
+                pte.mkold();
+                // v6.1: a reference through a sequentially read mapping does not count.
+                if young && flags & vm::SEQ_READ == 0 {
+                    r.referenced += 1;
+                    r.vm_flags |= flags;
+                }
+                true
+            },
+        );
+        if locked {
+            r.vm_flags |= vm::LOCKED;
+        }
+        self.spend(visited * self.cfg.cost.rmap_pte_ns);
+        r
+    }
+
+    /// `try_to_unmap`: replace every PTE of the folio by a swap entry (anon in the swap cache) or
+    /// nothing (file), moving PTE dirty bits to PG_dirty. Returns true when no mapping is left.
+    pub fn try_to_unmap(&mut self, pfn: Pfn) -> bool {
+        let folio = self.folios[pfn as usize];
+        let swap_slot = folio.swap.checked_sub(1);
+        let mut dirty = false;
+        let mut unmapped_pids: Vec<u32> = Vec::new();
+        let visited = rmap_walk_pids(
+            &mut self.procs,
+            &self.files,
+            pfn,
+            folio.owner,
+            |pte, flags, pid| {
+                if flags & vm::LOCKED != 0 {
+                    return true;
+                }
+                dirty |= pte.dirty();
+                *pte = match swap_slot {
+                    Some(slot) if folio.is_anon() => Pte::swap(slot),
+                    _ => Pte::NONE,
+                };
+                unmapped_pids.push(pid);
+                true
+            },
+        );
+        self.spend(visited * self.cfg.cost.rmap_pte_ns);
+        for pid in unmapped_pids {
+            let p = &mut self.procs[pid as usize];
+            p.rss -= 1;
+            if folio.is_anon() {
+                p.swapents += 1;
+            }
+            self.folios[pfn as usize].mapcount -= 1;
+        }
+        if dirty {
+            self.folio_mark_dirty(pfn);
+        }
+        self.folios[pfn as usize].mapcount == 0
+    }
+
+    /// `folio_mkclean` on writeback: clear the dirty bit of every PTE mapping the folio.
+    pub fn folio_mkclean(&mut self, pfn: Pfn) {
+        let owner = self.folios[pfn as usize].owner;
+        rmap_walk_pids(&mut self.procs, &self.files, pfn, owner, |pte, _, _| {
+            pte.mkclean();
+            true
+        });
+    }
+
+    /// Frees a folio that is off every list: uncharge, clear, back to the node's free list.
+    pub fn free_folio(&mut self, pfn: Pfn) {
+        let f = self.folios[pfn as usize];
+        debug_assert!(
+            !f.test(pg::LRU) && !f.test(pg::IN_BATCH),
+            "freeing a listed folio"
+        );
+        if f.test(pg::DIRTY) && matches!(f.owner, Owner::File { .. }) {
+            self.account_clean(pfn);
+        }
+        if f.owner != Owner::Zram {
+            self.memcg_uncharge(f.memcg);
+        }
+        let node = f.node;
+        self.folios[pfn as usize] = super::Folio {
+            node,
+            ..super::Folio::FREE
+        };
+        self.nodes[node as usize].free.push(pfn);
+        self.vm.add(Vm::PgFree, 1);
+    }
+
+    /// Takes a folio off its LRU list or per-CPU batch before it is freed outside reclaim
+    /// (`lruvec_del_folio` via `folio_put` → `__folio_put` → `lru_cache` removal).
+    pub fn folio_leave_lru(&mut self, pol: &mut dyn Policy, pfn: Pfn) {
+        let f = self.folios[pfn as usize];
+        if f.test(pg::LRU) {
+            pol.lruvec_del_folio(self, pfn);
+            self.folios[pfn as usize].clear(pg::LRU);
+        } else if f.test(pg::IN_BATCH) {
+            for b in &mut self.lru_add_batch {
+                b.retain(|&p| p != pfn);
+            }
+            self.folios[pfn as usize].clear(pg::IN_BATCH);
+        }
+        for b in &mut self.lru_activate_batch {
+            b.retain(|&p| p != pfn);
+        }
+    }
+
+    /// Unmaps and frees everything a process maps (exit_mmap), e.g. after an OOM kill.
+    pub fn exit_mmap(&mut self, pol: &mut dyn Policy, pid: u32) {
+        let nvmas = self.procs[pid as usize].vmas.len();
+        for vi in 0..nvmas {
+            let n = self.procs[pid as usize].vmas[vi].ptes.len();
+            for i in 0..n {
+                let pte = self.procs[pid as usize].vmas[vi].ptes[i];
+                self.zap_pte(pol, pid, vi as u16, i as u64, pte);
+            }
+        }
+        self.procs[pid as usize].alive = false;
+        let files: Vec<u32> = self.procs[pid as usize]
+            .vmas
+            .iter()
+            .filter_map(|v| match v.kind {
+                VmaKind::File { file } => Some(file),
+                _ => None,
+            })
+            .collect();
+        for file in files {
+            self.files[file as usize].mmaps.retain(|&(p, _)| p != pid);
+        }
+    }
+
+    /// Unmaps and frees an anon range of a process (munmap of part of vma 0).
+    pub fn munmap_anon(&mut self, pol: &mut dyn Policy, pid: u32, start: u64, len: u64) {
+        let n = self.procs[pid as usize].vmas[0].ptes.len() as u64;
+        for i in start..(start + len).min(n) {
+            let pte = self.procs[pid as usize].vmas[0].ptes[i as usize];
+            self.zap_pte(pol, pid, 0, i, pte);
+        }
+    }
+
+    /// `zap_pte_range` for one PTE.
+    fn zap_pte(&mut self, pol: &mut dyn Policy, pid: u32, vma: u16, index: u64, pte: Pte) {
+        self.procs[pid as usize].vmas[vma as usize].ptes[index as usize] = Pte::NONE;
+        if pte.is_swap() {
+            self.procs[pid as usize].swapents -= 1;
+            self.swap_entry_free(pol, pte.swap_slot());
+            return;
+        }
+        if !pte.is_present() {
+            return;
+        }
+        let pfn = pte.pfn();
+        self.procs[pid as usize].rss -= 1;
+        self.folios[pfn as usize].mapcount -= 1;
+        let f = self.folios[pfn as usize];
+        if pte.dirty() && !f.is_anon() {
+            self.folio_mark_dirty(pfn);
+        }
+        if f.is_anon() && !f.test(pg::ISOLATED) {
+            if let Some(slot) = f.swap.checked_sub(1) {
+                self.swap_slot_release(slot);
+                self.folios[pfn as usize].swap = 0;
+                self.folios[pfn as usize].clear(pg::SWAPCACHE);
+            }
+            if f.test(pg::WRITEBACK) {
+                // The page is freed when its I/O ends (the bio holds a reference).
+                self.folios[pfn as usize].owner = Owner::Anon {
+                    pid: ORPHAN_PID,
+                    vma: 0,
+                    index: 0,
+                };
+                return;
+            }
+            self.folio_leave_lru(pol, pfn);
+            self.free_folio(pfn);
+        }
+    }
+}
+
+/// The owner pid of an anon folio whose process unmapped it while its swap-out was in flight;
+/// it is freed when the write ends.
+pub const ORPHAN_PID: u32 = u32::MAX;
+
+/// The rmap walk (`rmap_walk_anon` / `rmap_walk_file`): calls `f(pte, vma_flags, pid, mm_memcg)`
+/// on every live PTE mapping `pfn` until it returns false. Returns the number of PTEs looked at.
+fn rmap_walk_all(
+    procs: &mut [Process],
+    files: &[super::File],
+    pfn: Pfn,
+    owner: Owner,
+    mut f: impl FnMut(&mut Pte, u32, u32, u16) -> bool,
+) -> u64 {
+    match owner {
+        Owner::Anon { pid, vma, index } if pid != ORPHAN_PID => {
+            let p = &mut procs[pid as usize];
+            let memcg = p.memcg;
+            let v = &mut p.vmas[vma as usize];
+            let flags = v.flags;
+            let pte = &mut v.ptes[index as usize];
+            if pte.is_present() && pte.pfn() == pfn {
+                f(pte, flags, pid, memcg);
+            }
+            1
+        }
+        Owner::File { file, index } => {
+            let mut visited = 0;
+            for &(pid, vma) in &files[file as usize].mmaps {
+                let p = &mut procs[pid as usize];
+                if !p.alive {
+                    continue;
+                }
+                let memcg = p.memcg;
+                let v = &mut p.vmas[vma as usize];
+                let flags = v.flags;
+                if let Some(pte) = v.ptes.get_mut(index as usize) {
+                    visited += 1;
+                    if pte.is_present() && pte.pfn() == pfn && !f(pte, flags, pid, memcg) {
+                        break;
+                    }
+                }
+            }
+            visited
+        }
+        _ => 0,
+    }
+}
+
+/// [`rmap_walk_all`] passing the mm's memcg.
+fn rmap_walk(
+    procs: &mut [Process],
+    files: &[super::File],
+    pfn: Pfn,
+    owner: Owner,
+    mut f: impl FnMut(&mut Pte, u32, u16) -> bool,
+) -> u64 {
+    rmap_walk_all(procs, files, pfn, owner, |pte, fl, _, mc| f(pte, fl, mc))
+}
+
+/// [`rmap_walk_all`] passing the pid.
+fn rmap_walk_pids(
+    procs: &mut [Process],
+    files: &[super::File],
+    pfn: Pfn,
+    owner: Owner,
+    mut f: impl FnMut(&mut Pte, u32, u32) -> bool,
+) -> u64 {
+    rmap_walk_all(procs, files, pfn, owner, |pte, fl, pid, _| f(pte, fl, pid))
+}

@@ -1,0 +1,424 @@
+//! The modelled machine: physical memory per node, folios, page tables, page cache, swap,
+//! block devices, memory cgroups and the reclaim core shared by every policy.
+//!
+//! A policy (classical LRU, later MGLRU) keeps its lists and per-lruvec state itself and talks
+//! to the machine only through [`crate::policy::Policy`].
+
+pub mod alloc;
+pub mod blockdev;
+pub mod check;
+pub mod config;
+pub mod counters;
+pub mod fault;
+pub mod lists;
+pub mod lru_batch;
+pub mod memcg;
+pub mod mm;
+pub mod swap;
+pub mod vmscan;
+pub mod writeback;
+
+pub use config::*;
+pub use counters::{Counters, Vm};
+pub use lists::{Lists, Pfn, NIL};
+
+use crate::consts::*;
+use blockdev::BlockDev;
+use memcg::Memcg;
+use mm::Process;
+use swap::Swap;
+
+/// `PG_*` page flags (include/linux/page-flags.h) plus the model's own location bits.
+pub mod pg {
+    pub const LRU: u32 = 1 << 0;
+    pub const ACTIVE: u32 = 1 << 1;
+    pub const REFERENCED: u32 = 1 << 2;
+    pub const WORKINGSET: u32 = 1 << 3;
+    pub const SWAPBACKED: u32 = 1 << 4;
+    pub const SWAPCACHE: u32 = 1 << 5;
+    pub const DIRTY: u32 = 1 << 6;
+    pub const WRITEBACK: u32 = 1 << 7;
+    pub const RECLAIM: u32 = 1 << 8;
+    pub const UNEVICTABLE: u32 = 1 << 9;
+    pub const MLOCKED: u32 = 1 << 10;
+    /// Not a kernel flag: the folio sits in a per-CPU lru_add batch (PG_lru still clear).
+    pub const IN_BATCH: u32 = 1 << 16;
+    /// Not a kernel flag: isolated by reclaim (off every list, NR_ISOLATED counts it).
+    pub const ISOLATED: u32 = 1 << 17;
+}
+
+/// What a page frame holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    Free,
+    /// Page cache of `file` at `index`.
+    File {
+        file: u32,
+        index: u64,
+    },
+    /// Anonymous page mapped at page `index` of vma `vma` of process `pid` (no fork: one mapping).
+    Anon {
+        pid: u32,
+        vma: u16,
+        index: u64,
+    },
+    /// A page of the zram pool (compressed swap), unreclaimable.
+    Zram,
+}
+
+/// One 4 KiB folio (base pages only; classic-lru.md §10).
+#[derive(Clone, Copy, Debug)]
+pub struct Folio {
+    pub flags: u32,
+    pub owner: Owner,
+    pub memcg: u16,
+    pub node: u8,
+    /// MGLRU generation and reference bits (unused by the classical LRU).
+    pub gen: u8,
+    pub refs: u8,
+    /// Number of PTEs mapping it.
+    pub mapcount: u32,
+    /// Swap slot + 1 when in the swap cache, else 0.
+    pub swap: u32,
+}
+
+impl Folio {
+    const FREE: Folio = Folio {
+        flags: 0,
+        owner: Owner::Free,
+        memcg: 0,
+        node: 0,
+        gen: 0,
+        refs: 0,
+        mapcount: 0,
+        swap: 0,
+    };
+    #[inline]
+    pub fn test(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+    #[inline]
+    pub fn set(&mut self, f: u32) {
+        self.flags |= f;
+    }
+    #[inline]
+    pub fn clear(&mut self, f: u32) {
+        self.flags &= !f;
+    }
+    /// `test_and_clear_bit`.
+    #[inline]
+    pub fn test_clear(&mut self, f: u32) -> bool {
+        let was = self.test(f);
+        self.clear(f);
+        was
+    }
+    /// `folio_is_file_lru`: !PG_swapbacked.
+    #[inline]
+    pub fn is_file_lru(&self) -> bool {
+        !self.test(pg::SWAPBACKED)
+    }
+    #[inline]
+    pub fn is_anon(&self) -> bool {
+        matches!(self.owner, Owner::Anon { .. })
+    }
+}
+
+/// Watermarks of a node's single zone (`__setup_per_zone_wmarks`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Watermarks {
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+    pub promo: u64,
+}
+
+/// A NUMA node with one zone (ZONE_NORMAL).
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub id: u8,
+    pub first_pfn: Pfn,
+    pub nr_pages: u64,
+    pub free: Vec<Pfn>,
+    pub wmark: Watermarks,
+    pub kswapd_failures: u32,
+    pub kswapd_awake: bool,
+    /// PGDAT_DIRTY / PGDAT_WRITEBACK.
+    pub pgdat_dirty: bool,
+    pub pgdat_writeback: bool,
+    pub nr_isolated: [u64; 2],
+}
+
+impl Node {
+    pub fn nr_free(&self) -> u64 {
+        self.free.len() as u64
+    }
+}
+
+/// A file with its page cache (`struct address_space`).
+#[derive(Clone, Debug)]
+pub struct File {
+    pub id: u32,
+    pub name: String,
+    /// Slots: a page, a shadow entry, or empty (the xarray).
+    pub slots: Vec<Slot>,
+    pub nr_pages: u64,
+    pub nr_shadows: u64,
+    pub nr_dirty: u64,
+    /// `inode->dirtied_when` (ns), valid while nr_dirty > 0.
+    pub dirtied_when: u64,
+    /// Every (pid, vma) mapping this file: the `i_mmap` tree of rmap_walk_file.
+    pub mmaps: Vec<(u32, u16)>,
+    /// Memcg that first charged the file's pages, for fd access without a memcg.
+    pub size_pages: u64,
+}
+
+/// One xarray slot of a page cache or the swap cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Empty,
+    Page(Pfn),
+    Shadow(u64),
+}
+
+/// The context doing the current work: which task, CPU, and the simulated time it has spent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ctx {
+    pub now: u64,
+    /// Simulated time spent so far in the current operation (added to `now` at the end).
+    pub elapsed: u64,
+    pub cpu: u32,
+    pub pid: u32,
+    pub is_kswapd: bool,
+    pub is_flusher: bool,
+    /// Set when the current task was OOM-killed during the operation.
+    pub killed: bool,
+    /// Pages charged over memory.high during this operation (`memcg_nr_pages_over_high`).
+    pub over_high: u64,
+    pub over_high_memcg: u16,
+    /// Time spent in direct reclaim and throttling in this operation.
+    pub reclaim_ns: u64,
+}
+
+/// Work the machine asks the event engine to schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MachEvent {
+    /// `folio_end_writeback` of a page-cache or swap folio.
+    WritebackEnd(Pfn),
+    /// Wake kswapd of a node.
+    WakeKswapd(u8),
+    /// Wake the flusher (background writeback or WB_REASON_VMSCAN).
+    WakeFlusher,
+}
+
+/// The modelled machine.
+pub struct Machine {
+    pub cfg: MachineConfig,
+    pub kernel: Kernel,
+    pub folios: Vec<Folio>,
+    pub nodes: Vec<Node>,
+    pub memcgs: Vec<Memcg>,
+    pub procs: Vec<Process>,
+    pub files: Vec<File>,
+    pub swap: Swap,
+    pub file_dev: BlockDev,
+    pub vm: Counters,
+    pub ctx: Ctx,
+    pub events: Vec<(u64, MachEvent)>,
+    /// Per-CPU `lru_add` and `lru_activate` batches.
+    pub lru_add_batch: Vec<Vec<Pfn>>,
+    pub lru_activate_batch: Vec<Vec<Pfn>>,
+    pub wb: writeback::WritebackState,
+    /// Processes killed by the OOM killer, in order.
+    pub oom_victims: Vec<u32>,
+}
+
+impl Machine {
+    pub fn new(cfg: MachineConfig) -> Result<Machine, String> {
+        cfg.validate()?;
+        let total = cfg.total_pages();
+        if total >= u32::MAX as u64 {
+            return Err("memory too large for the model (max 16 TiB)".into());
+        }
+        let kernel = cfg.kernel;
+        let mut nodes = Vec::new();
+        let mut first = 0u64;
+        for (i, &pages) in cfg.node_pages.iter().enumerate() {
+            nodes.push(Node {
+                id: i as u8,
+                first_pfn: first as Pfn,
+                nr_pages: pages,
+                // Popped from the end: low pfns are handed out first.
+                free: (first as Pfn..(first + pages) as Pfn).rev().collect(),
+                wmark: Watermarks::default(),
+                kswapd_failures: 0,
+                kswapd_awake: false,
+                pgdat_dirty: false,
+                pgdat_writeback: false,
+                nr_isolated: [0; 2],
+            });
+            first += pages;
+        }
+        let ncpu = cfg.cpus as usize;
+        let mut m = Machine {
+            folios: vec![Folio::FREE; total as usize],
+            nodes,
+            memcgs: Vec::new(),
+            procs: Vec::new(),
+            files: Vec::new(),
+            swap: Swap::new(&cfg.swap),
+            file_dev: BlockDev::new(cfg.file_device.clone()),
+            vm: Counters::default(),
+            ctx: Ctx::default(),
+            events: Vec::new(),
+            lru_add_batch: vec![Vec::with_capacity(32); ncpu],
+            lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
+            wb: writeback::WritebackState::default(),
+            oom_victims: Vec::new(),
+            kernel,
+            cfg,
+        };
+        m.setup_watermarks();
+        m.memcgs
+            .push(Memcg::new(0, None, "/".into(), &MemcgConfig::new("/")));
+        let memcgs = m.cfg.memcgs.clone();
+        for mc in &memcgs {
+            if mc.path != "/" {
+                m.create_memcg(mc)?;
+            }
+        }
+        Ok(m)
+    }
+
+    /// `__setup_per_zone_wmarks` for one zone per node.
+    fn setup_watermarks(&mut self) {
+        let lowmem: u64 = self.nodes.iter().map(|n| n.nr_pages).sum();
+        let min_free_kbytes = self
+            .cfg
+            .min_free_kbytes
+            .unwrap_or_else(|| default_min_free_kbytes(lowmem));
+        let pages_min = min_free_kbytes / 4;
+        for n in &mut self.nodes {
+            let tmp = pages_min * n.nr_pages / lowmem;
+            let gap = (tmp >> 2).max(n.nr_pages * self.cfg.watermark_scale_factor / 10_000);
+            n.wmark = Watermarks {
+                min: tmp,
+                low: tmp + gap,
+                high: tmp + 2 * gap,
+                promo: tmp + 3 * gap,
+            };
+        }
+    }
+
+    pub fn nr_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The node a pfn belongs to.
+    pub fn pfn_node(&self, pfn: Pfn) -> u8 {
+        self.folios[pfn as usize].node
+    }
+
+    /// Charges simulated time to the current context.
+    #[inline]
+    pub fn spend(&mut self, ns: u64) {
+        self.ctx.elapsed += ns;
+    }
+
+    /// The current simulated time inside an operation.
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.ctx.now + self.ctx.elapsed
+    }
+
+    pub fn schedule(&mut self, at: u64, ev: MachEvent) {
+        self.events.push((at, ev));
+    }
+
+    /// Free pages of all nodes.
+    pub fn nr_free(&self) -> u64 {
+        self.nodes.iter().map(|n| n.nr_free()).sum()
+    }
+
+    /// Looks a memcg up by path.
+    pub fn memcg_by_path(&self, path: &str) -> Option<u16> {
+        self.memcgs
+            .iter()
+            .position(|m| m.path == path && m.online)
+            .map(|i| i as u16)
+    }
+
+    /// Creates a file of `size_pages` pages (its page cache starts empty).
+    pub fn create_file(&mut self, name: &str, size_pages: u64) -> u32 {
+        let id = self.files.len() as u32;
+        self.files.push(File {
+            id,
+            name: name.to_string(),
+            slots: vec![Slot::Empty; size_pages as usize],
+            nr_pages: 0,
+            nr_shadows: 0,
+            nr_dirty: 0,
+            dirtied_when: 0,
+            mmaps: Vec::new(),
+            size_pages,
+        });
+        id
+    }
+
+    /// Grows a file so that `index` is inside it (writes past EOF extend it).
+    pub fn ensure_file_size(&mut self, file: u32, index: u64) {
+        let f = &mut self.files[file as usize];
+        if index >= f.size_pages {
+            f.size_pages = index + 1;
+            f.slots.resize(f.size_pages as usize, Slot::Empty);
+        }
+    }
+
+    /// Counts a vmstat event globally and in the memcg (memory.stat is hierarchical on output).
+    #[inline]
+    pub fn count(&mut self, memcg: u16, v: Vm, n: u64) {
+        self.vm.add(v, n);
+        self.memcgs[memcg as usize].events.add(v, n);
+    }
+
+    /// Counts an event in the memcg only (cgroup reclaim's pgscan/pgsteal/pgrefill).
+    #[inline]
+    pub fn count_memcg(&mut self, memcg: u16, v: Vm, n: u64) {
+        self.memcgs[memcg as usize].events.add(v, n);
+    }
+
+    /// Hierarchical memory.stat event counters of a memcg.
+    pub fn memcg_events_hier(&self, memcg: u16) -> Counters {
+        let mut c = Counters::default();
+        for id in self.memcg_subtree(memcg) {
+            c.add_all(&self.memcgs[id as usize].events);
+        }
+        c
+    }
+
+    /// The memcg and its descendants in pre-order (`mem_cgroup_iter`).
+    pub fn memcg_subtree(&self, root: u16) -> Vec<u16> {
+        let mut out = Vec::new();
+        let mut stack = vec![root];
+        while let Some(id) = stack.pop() {
+            if !self.memcgs[id as usize].online {
+                continue;
+            }
+            out.push(id);
+            for &c in self.memcgs[id as usize].children.iter().rev() {
+                stack.push(c);
+            }
+        }
+        out
+    }
+
+    /// Is `memcg` equal to `ancestor` or below it?
+    pub fn memcg_is_descendant(&self, memcg: u16, ancestor: u16) -> bool {
+        memcg::is_descendant(&self.memcgs, memcg, ancestor)
+    }
+
+    /// Resident anon and file pages and swap entries of a process (`get_mm_rss` + swapents).
+    pub fn process_rss(&self, pid: u32) -> (u64, u64) {
+        let p = &self.procs[pid as usize];
+        (p.rss, p.swapents)
+    }
+}

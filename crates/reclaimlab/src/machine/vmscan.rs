@@ -1,0 +1,537 @@
+//! The policy-independent part of mm/vmscan.c: `struct scan_control`, `shrink_folio_list` (what
+//! happens to each isolated folio), the reclaim drivers (`do_try_to_free_pages` for direct and
+//! memcg reclaim, `balance_pgdat` for kswapd) and `reclaim_throttle`.
+
+use super::mm::vm;
+use super::swap::{SwapSlot, SwapWrite};
+use super::{pg, Machine, Owner, Pfn, Slot, Vm};
+use crate::consts::*;
+use crate::policy::{FolioRef, Policy};
+
+/// Per-pass counters of `struct scan_control.nr` (classic-lru.md §4.5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NrStats {
+    pub dirty: u64,
+    pub unqueued_dirty: u64,
+    pub congested: u64,
+    pub writeback: u64,
+    pub immediate: u64,
+    pub file_taken: u64,
+    pub taken: u64,
+}
+
+/// `struct reclaim_stat`: what one shrink_folio_list call saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReclaimStat {
+    pub nr_dirty: u64,
+    pub nr_unqueued_dirty: u64,
+    pub nr_congested: u64,
+    pub nr_writeback: u64,
+    pub nr_immediate: u64,
+    pub nr_pageout: u64,
+    pub nr_activate: [u64; 2],
+    pub nr_ref_keep: u64,
+    pub nr_unmap_fail: u64,
+}
+
+/// `struct scan_control`.
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    pub nr_to_reclaim: u64,
+    pub nr_reclaimed: u64,
+    /// Folios locked in shrink_folio_list (not pgscan).
+    pub nr_scanned: u64,
+    pub priority: i32,
+    /// None = global reclaim; Some(memcg) = cgroup reclaim (`cgroup_reclaim(sc)`).
+    pub target_mem_cgroup: Option<u16>,
+    pub may_writepage: bool,
+    pub may_unmap: bool,
+    pub may_swap: bool,
+    pub proactive: bool,
+    pub proactive_swappiness: Option<u32>,
+    pub is_kswapd: bool,
+    /// DEACTIVATE_ANON = 1, DEACTIVATE_FILE = 2.
+    pub may_deactivate: u8,
+    pub force_deactivate: bool,
+    pub skipped_deactivate: bool,
+    pub memcg_low_reclaim: bool,
+    pub memcg_low_skipped: bool,
+    pub memcg_full_walk: bool,
+    pub cache_trim_mode: bool,
+    pub cache_trim_mode_failed: bool,
+    pub no_cache_trim_mode: bool,
+    pub file_is_tiny: bool,
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    pub nr: NrStats,
+}
+
+pub const DEACTIVATE_ANON: u8 = 1;
+pub const DEACTIVATE_FILE: u8 = 2;
+
+impl ScanControl {
+    pub fn new(nr_to_reclaim: u64, target: Option<u16>) -> Self {
+        ScanControl {
+            nr_to_reclaim,
+            nr_reclaimed: 0,
+            nr_scanned: 0,
+            priority: DEF_PRIORITY,
+            target_mem_cgroup: target,
+            may_writepage: true,
+            may_unmap: true,
+            may_swap: true,
+            proactive: false,
+            proactive_swappiness: None,
+            is_kswapd: false,
+            may_deactivate: 0,
+            force_deactivate: false,
+            skipped_deactivate: false,
+            memcg_low_reclaim: false,
+            memcg_low_skipped: false,
+            memcg_full_walk: false,
+            cache_trim_mode: false,
+            cache_trim_mode_failed: false,
+            no_cache_trim_mode: false,
+            file_is_tiny: false,
+            anon_cost: 0,
+            file_cost: 0,
+            nr: NrStats::default(),
+        }
+    }
+    /// `cgroup_reclaim(sc)`.
+    pub fn cgroup_reclaim(&self) -> bool {
+        self.target_mem_cgroup.is_some()
+    }
+    /// The reclaim root: the target memcg, or the root memcg for global reclaim.
+    pub fn root(&self) -> u16 {
+        self.target_mem_cgroup.unwrap_or(0)
+    }
+}
+
+/// Where shrink_folio_list sends a folio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    Free,
+    Activate,
+    Keep,
+}
+
+/// `shrink_folio_list`: decide the fate of each isolated folio. Freed folios leave `folios`;
+/// the survivors stay (PG_active set for the activated ones) for the caller to put back.
+/// Returns the number of pages reclaimed.
+pub fn shrink_folio_list(
+    m: &mut Machine,
+    pol: &mut dyn Policy,
+    folios: &mut Vec<Pfn>,
+    sc: &mut ScanControl,
+    stat: &mut ReclaimStat,
+) -> u64 {
+    let mut reclaimed = 0;
+    let mut i = 0;
+    while i < folios.len() {
+        let pfn = folios[i];
+        m.spend(m.cfg.cost.reclaim_per_folio_ns);
+        sc.nr_scanned += 1;
+        let fate = decide_folio(m, pol, pfn, sc, stat);
+        match fate {
+            Fate::Free => {
+                folios.swap_remove(i);
+                reclaimed += 1;
+                continue;
+            }
+            Fate::Activate => activate_locked(m, pfn, stat),
+            Fate::Keep => {}
+        }
+        i += 1;
+    }
+    m.vm.add(Vm::Pgactivate, stat.nr_activate[0] + stat.nr_activate[1]);
+    reclaimed
+}
+
+/// The body of shrink_folio_list's loop for one folio (classic-lru.md §4.12).
+fn decide_folio(
+    m: &mut Machine,
+    pol: &mut dyn Policy,
+    pfn: Pfn,
+    sc: &mut ScanControl,
+    stat: &mut ReclaimStat,
+) -> Fate {
+    let f = m.folios[pfn as usize];
+    if f.test(pg::UNEVICTABLE) || f.test(pg::MLOCKED) {
+        return Fate::Activate;
+    }
+    if !sc.may_unmap && f.mapcount > 0 {
+        return Fate::Keep;
+    }
+    // folio_check_dirty_writeback: anon folios never stall reclaim.
+    let file = f.is_file_lru();
+    let (dirty, writeback) = if file {
+        (f.test(pg::DIRTY), f.test(pg::WRITEBACK))
+    } else {
+        (false, false)
+    };
+    if dirty || writeback {
+        stat.nr_dirty += 1;
+    }
+    if dirty && !writeback {
+        stat.nr_unqueued_dirty += 1;
+    }
+    if writeback && f.test(pg::RECLAIM) {
+        stat.nr_congested += 1;
+    }
+    if f.test(pg::WRITEBACK) {
+        let node = f.node as usize;
+        if sc.is_kswapd && f.test(pg::RECLAIM) && m.nodes[node].pgdat_writeback {
+            stat.nr_immediate += 1;
+            return Fate::Activate;
+        }
+        // Case 2 (cgroup v2 and global reclaim are "sane"): mark and move on.
+        m.folios[pfn as usize].set(pg::RECLAIM);
+        stat.nr_writeback += 1;
+        return Fate::Activate;
+    }
+    let refs = pol.folio_check_references(m, pfn, sc);
+    match refs {
+        FolioRef::Activate => return Fate::Activate,
+        FolioRef::Keep => {
+            stat.nr_ref_keep += 1;
+            return Fate::Keep;
+        }
+        FolioRef::Reclaim | FolioRef::ReclaimClean => {}
+    }
+    if f.is_anon() && f.test(pg::SWAPBACKED) && !f.test(pg::SWAPCACHE) && !m.add_to_swap(pfn) {
+        return Fate::Activate;
+    }
+    if m.folios[pfn as usize].mapcount > 0 && !m.try_to_unmap(pfn) {
+        stat.nr_unmap_fail += 1;
+        return Fate::Activate;
+    }
+    if m.folios[pfn as usize].test(pg::DIRTY) {
+        match pageout_dirty(m, pfn, sc, stat, refs) {
+            Some(fate) => return fate,
+            None => {}
+        }
+    }
+    if remove_mapping(m, pol, pfn, sc) {
+        Fate::Free
+    } else {
+        Fate::Keep
+    }
+}
+
+/// The PG_dirty branch of shrink_folio_list and `pageout`. None means "clean now: go on to
+/// free it".
+fn pageout_dirty(
+    m: &mut Machine,
+    pfn: Pfn,
+    sc: &mut ScanControl,
+    stat: &mut ReclaimStat,
+    refs: FolioRef,
+) -> Option<Fate> {
+    let f = m.folios[pfn as usize];
+    let node = f.node as usize;
+    if f.is_file_lru() && (!sc.is_kswapd || !f.test(pg::RECLAIM) || !m.nodes[node].pgdat_dirty) {
+        // Leave the write to the flusher; reclaim the folio when its I/O completes.
+        m.vm.add(Vm::NrVmscanImmediateReclaim, 1);
+        m.folios[pfn as usize].set(pg::RECLAIM);
+        return Some(Fate::Activate);
+    }
+    if refs == FolioRef::ReclaimClean || !sc.may_writepage {
+        return Some(Fate::Keep);
+    }
+    if f.is_file_lru() {
+        // pageout(): only file systems with ->writepage can be written by reclaim.
+        if !m.cfg.fs.has_writepage(m.kernel) {
+            return Some(Fate::Activate);
+        }
+        m.folios[pfn as usize].set(pg::RECLAIM);
+        m.folio_start_writeback(pfn);
+        m.vm.add(Vm::NrVmscanWrite, 1);
+        stat.nr_pageout += 1;
+        return Some(Fate::Keep);
+    }
+    m.folios[pfn as usize].set(pg::RECLAIM);
+    match m.swap_writepage(pfn) {
+        SwapWrite::Activate => {
+            m.folios[pfn as usize].clear(pg::RECLAIM);
+            Some(Fate::Activate)
+        }
+        SwapWrite::Async => {
+            m.vm.add(Vm::NrVmscanWrite, 1);
+            stat.nr_pageout += 1;
+            Some(Fate::Keep)
+        }
+        SwapWrite::Sync => {
+            m.vm.add(Vm::NrVmscanWrite, 1);
+            stat.nr_pageout += 1;
+            m.folios[pfn as usize].clear(pg::RECLAIM);
+            None
+        }
+    }
+}
+
+/// `__remove_mapping`: delete a clean, unmapped folio from the page cache or swap cache,
+/// leaving the policy's shadow entry, and free it.
+fn remove_mapping(m: &mut Machine, pol: &mut dyn Policy, pfn: Pfn, sc: &ScanControl) -> bool {
+    let f = m.folios[pfn as usize];
+    if f.test(pg::DIRTY) || f.mapcount > 0 {
+        return false;
+    }
+    match f.owner {
+        Owner::File { file, index } => {
+            let shadow = pol.workingset_eviction(m, pfn, sc.target_mem_cgroup);
+            let fl = &mut m.files[file as usize];
+            fl.slots[index as usize] = Slot::Shadow(shadow);
+            fl.nr_pages -= 1;
+            fl.nr_shadows += 1;
+            m.wb.nr_file_pages -= 1;
+        }
+        Owner::Anon { .. } => {
+            let Some(slot) = f.swap.checked_sub(1) else {
+                return false;
+            };
+            let shadow = pol.workingset_eviction(m, pfn, sc.target_mem_cgroup);
+            m.swap.slots[slot as usize] = SwapSlot::Stored(Some(shadow));
+        }
+        _ => return false,
+    }
+    m.folios[pfn as usize].clear(pg::ISOLATED);
+    let node = f.node as usize;
+    m.nodes[node].nr_isolated[f.is_file_lru() as usize] -= 1;
+    m.free_folio(pfn);
+    true
+}
+
+/// The ACTIVATE_LOCKED label: drop the swap slot of a swap-cache folio when swap is getting
+/// full, and set PG_active.
+fn activate_locked(m: &mut Machine, pfn: Pfn, stat: &mut ReclaimStat) {
+    let f = m.folios[pfn as usize];
+    if f.test(pg::SWAPCACHE) && (m.swap.is_full() || f.test(pg::MLOCKED)) {
+        m.folio_free_swap(pfn);
+    }
+    if !f.test(pg::MLOCKED) {
+        m.folios[pfn as usize].set(pg::ACTIVE);
+        stat.nr_activate[f.is_file_lru() as usize] += 1;
+        m.count_memcg(f.memcg, Vm::Pgactivate, 1);
+    }
+}
+
+/// `reclaim_throttle`: the current task sleeps for the reason's timeout (kernel threads other
+/// than kswapd are not throttled). NOPROGRESS and CONGESTED are skipped when kswapd gave up or
+/// little of the node is waiting for writeback.
+pub fn reclaim_throttle(m: &mut Machine, pol: &dyn Policy, node: u8, reason: VmscanThrottle) {
+    if m.ctx.is_flusher {
+        return;
+    }
+    if matches!(
+        reason,
+        VmscanThrottle::NoProgress | VmscanThrottle::Congested
+    ) {
+        let write_pending = m.wb.nr_dirty + m.wb.nr_writeback;
+        if m.nodes[node as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
+            || 2 * write_pending <= m.zone_reclaimable_pages(pol, node)
+        {
+            return;
+        }
+    }
+    let ns = reason.timeout_jiffies() * NS_PER_JIFFY;
+    m.spend(ns);
+    m.ctx.reclaim_ns += ns;
+    m.vm.add(Vm::ThrottleNs, ns);
+}
+
+/// `try_to_free_pages`: direct reclaim of SWAP_CLUSTER_MAX pages for an allocation.
+pub fn try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, preferred: u8) -> u64 {
+    let start = m.ctx.elapsed;
+    let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None);
+    let _ = preferred;
+    let r = do_try_to_free_pages(m, pol, &mut sc);
+    let ns = m.ctx.elapsed - start;
+    m.ctx.reclaim_ns += ns;
+    m.vm.add(Vm::DirectReclaimNs, ns);
+    r
+}
+
+/// `try_to_free_mem_cgroup_pages`: memcg limit, high or proactive reclaim.
+pub fn try_to_free_mem_cgroup_pages(
+    m: &mut Machine,
+    pol: &mut dyn Policy,
+    memcg: u16,
+    nr_pages: u64,
+    may_swap: bool,
+    proactive: bool,
+    swappiness: Option<u32>,
+) -> u64 {
+    let start = m.ctx.elapsed;
+    let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), Some(memcg));
+    sc.may_swap = may_swap;
+    sc.proactive = proactive;
+    sc.proactive_swappiness = swappiness;
+    let r = do_try_to_free_pages(m, pol, &mut sc);
+    if !m.ctx.is_kswapd {
+        let ns = m.ctx.elapsed - start;
+        m.ctx.reclaim_ns += ns;
+        m.count(memcg, Vm::DirectReclaimNs, ns);
+    }
+    r
+}
+
+/// `do_try_to_free_pages` (classic-lru.md §4.4).
+pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut ScanControl) -> u64 {
+    let initial_priority = sc.priority;
+    loop {
+        if !sc.cgroup_reclaim() {
+            m.vm.add(Vm::AllocstallMovable, 1);
+        }
+        loop {
+            sc.nr_scanned = 0;
+            shrink_zones(m, pol, sc);
+            if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                break;
+            }
+            if sc.priority < 10 {
+                sc.may_writepage = true;
+            }
+            sc.priority -= 1;
+            if sc.priority < 0 {
+                break;
+            }
+        }
+        for node in 0..m.nr_nodes() as u8 {
+            pol.snapshot_refaults(m, sc.target_mem_cgroup, node);
+        }
+        if sc.nr_reclaimed > 0 {
+            return sc.nr_reclaimed;
+        }
+        if m.kernel.partial_memcg_walk() && !sc.memcg_full_walk {
+            sc.priority = initial_priority;
+            sc.memcg_full_walk = true;
+            continue;
+        }
+        if sc.skipped_deactivate {
+            sc.priority = initial_priority;
+            sc.force_deactivate = true;
+            sc.skipped_deactivate = false;
+            continue;
+        }
+        if sc.memcg_low_skipped {
+            sc.priority = initial_priority;
+            sc.force_deactivate = false;
+            sc.memcg_low_reclaim = true;
+            sc.memcg_low_skipped = false;
+            continue;
+        }
+        return 0;
+    }
+}
+
+/// `shrink_zones`: shrink_node on every node, then `consider_reclaim_throttle`.
+fn shrink_zones(m: &mut Machine, pol: &mut dyn Policy, sc: &mut ScanControl) {
+    let before = (sc.nr_reclaimed, sc.nr_scanned);
+    for node in 0..m.nr_nodes() as u8 {
+        pol.shrink_node(m, node, sc);
+    }
+    let (reclaimed, scanned) = (sc.nr_reclaimed - before.0, sc.nr_scanned - before.1);
+    if reclaimed > scanned / 8 {
+        return;
+    }
+    if !sc.cgroup_reclaim() && sc.priority == 1 && sc.nr_reclaimed == 0 {
+        reclaim_throttle(m, pol, 0, VmscanThrottle::NoProgress);
+    }
+}
+
+/// What one kswapd run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KswapdRun {
+    pub reclaimed: u64,
+    pub balanced: bool,
+}
+
+/// `balance_pgdat` for order 0 without watermark boosting (classic-lru.md §4.3).
+pub fn balance_pgdat(m: &mut Machine, pol: &mut dyn Policy, node: u8) -> KswapdRun {
+    m.vm.add(Vm::Pageoutrun, 1);
+    let mut total = 0;
+    let mut no_cache_trim_mode = false;
+    let mut balanced;
+    loop {
+        let mut sc = ScanControl::new(0, None);
+        sc.is_kswapd = true;
+        sc.no_cache_trim_mode = no_cache_trim_mode;
+        let mut trim_failed = false;
+        loop {
+            balanced = m.pgdat_balanced(node);
+            if balanced {
+                break;
+            }
+            let mut raise_priority = true;
+            sc.may_writepage = true;
+            sc.may_swap = true;
+            pol.kswapd_age_node(m, node, &mut sc);
+            if sc.priority < 10 {
+                sc.may_writepage = true;
+            }
+            sc.nr_scanned = 0;
+            let before = sc.nr_reclaimed;
+            if kswapd_shrink_node(m, pol, node, &mut sc) {
+                raise_priority = false;
+            }
+            trim_failed |= sc.cache_trim_mode_failed;
+            let delta = sc.nr_reclaimed - before;
+            if raise_priority || delta == 0 {
+                sc.priority -= 1;
+            }
+            if sc.priority < 1 {
+                break;
+            }
+        }
+        total += sc.nr_reclaimed;
+        pol.snapshot_refaults(m, None, node);
+        if !balanced
+            && total == 0
+            && m.kernel.has_cache_trim_failed()
+            && trim_failed
+            && !no_cache_trim_mode
+        {
+            no_cache_trim_mode = true;
+            continue;
+        }
+        break;
+    }
+    if total == 0 && !balanced {
+        m.nodes[node as usize].kswapd_failures += 1;
+    }
+    KswapdRun {
+        reclaimed: total,
+        balanced,
+    }
+}
+
+/// `kswapd_shrink_node`: reclaim up to the high watermark. Returns "enough was scanned".
+fn kswapd_shrink_node(
+    m: &mut Machine,
+    pol: &mut dyn Policy,
+    node: u8,
+    sc: &mut ScanControl,
+) -> bool {
+    sc.nr_to_reclaim = m.nodes[node as usize].wmark.high.max(SWAP_CLUSTER_MAX);
+    let before = sc.nr_reclaimed;
+    pol.shrink_node(m, node, sc);
+    let reclaimed = sc.nr_reclaimed - before;
+    if m.kernel.kswapd_counts_reclaimed() {
+        sc.nr_scanned.max(reclaimed) >= sc.nr_to_reclaim
+    } else {
+        sc.nr_scanned >= sc.nr_to_reclaim
+    }
+}
+
+/// `clear_pgdat_congested`, run when kswapd finds the node balanced.
+pub fn clear_pgdat_congested(m: &mut Machine, node: u8) {
+    let n = &mut m.nodes[node as usize];
+    n.pgdat_dirty = false;
+    n.pgdat_writeback = false;
+}
+
+/// Whether a vma flag set includes VM_EXEC (for folio_check_references).
+pub fn is_exec(vm_flags: u32) -> bool {
+    vm_flags & vm::EXEC != 0
+}

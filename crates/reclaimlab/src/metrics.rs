@@ -1,0 +1,218 @@
+//! The result schema shared by every policy and front end, and the latency histogram.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A log-linear latency histogram: 8 linear sub-buckets per power of two of nanoseconds
+/// (relative error under 12.5%), fixed size, no allocation when recording.
+#[derive(Clone, Debug)]
+pub struct LatencyHist {
+    buckets: Vec<u64>,
+    pub count: u64,
+    pub sum_ns: u128,
+    pub max_ns: u64,
+}
+
+const SUB: u32 = 8;
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        LatencyHist {
+            buckets: vec![0; (64 * SUB) as usize],
+            count: 0,
+            sum_ns: 0,
+            max_ns: 0,
+        }
+    }
+}
+
+impl LatencyHist {
+    fn index(ns: u64) -> usize {
+        if ns < SUB as u64 {
+            return ns as usize;
+        }
+        let exp = 63 - ns.leading_zeros();
+        let sub = (ns >> (exp - 3)) & (SUB as u64 - 1);
+        ((exp - 2) * SUB + sub as u32) as usize
+    }
+    /// The upper bound of a bucket (the value reported for a percentile).
+    fn upper(idx: usize) -> u64 {
+        if idx < SUB as usize {
+            return idx as u64;
+        }
+        let exp = idx as u32 / SUB + 2;
+        let sub = idx as u64 % SUB as u64;
+        ((SUB as u64 + sub + 1) << (exp - 3)) - 1
+    }
+    pub fn record(&mut self, ns: u64) {
+        self.buckets[Self::index(ns)] += 1;
+        self.count += 1;
+        self.sum_ns += ns as u128;
+        self.max_ns = self.max_ns.max(ns);
+    }
+    pub fn merge(&mut self, o: &LatencyHist) {
+        for (a, b) in self.buckets.iter_mut().zip(&o.buckets) {
+            *a += b;
+        }
+        self.count += o.count;
+        self.sum_ns += o.sum_ns;
+        self.max_ns = self.max_ns.max(o.max_ns);
+    }
+    pub fn mean_ns(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.count as f64
+        }
+    }
+    /// The value below which `q` (0..=1) of the samples fall (bucket upper bound).
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (i, &c) in self.buckets.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Self::upper(i).min(self.max_ns);
+            }
+        }
+        self.max_ns
+    }
+    pub fn summary(&self) -> LatencySummary {
+        LatencySummary {
+            mean_ns: self.mean_ns(),
+            p50_ns: self.quantile(0.50),
+            p90_ns: self.quantile(0.90),
+            p99_ns: self.quantile(0.99),
+            p999_ns: self.quantile(0.999),
+            max_ns: self.max_ns,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LatencySummary {
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+/// Per-thread results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ThreadResult {
+    pub pid: u32,
+    pub process: String,
+    pub accesses: u64,
+    pub misses: u64,
+    pub major: u64,
+    pub marks: u64,
+    pub killed: bool,
+    pub finish_ns: u64,
+    pub mean_latency_ns: f64,
+}
+
+/// memory.current, memory.stat and memory.events of one memcg (hierarchical, kernel names).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MemcgResult {
+    pub path: String,
+    pub current_pages: u64,
+    pub max_pages: Option<u64>,
+    pub swap_pages: u64,
+    pub stat: BTreeMap<String, u64>,
+    pub events: BTreeMap<String, u64>,
+}
+
+/// Everything a run produces. Serialised with sorted keys: byte-identical for equal inputs.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunResult {
+    pub scenario: String,
+    pub policy: String,
+    pub seed: u64,
+    pub sim_time_ns: u64,
+    pub accesses: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub major: u64,
+    pub hit_ratio: f64,
+    pub miss_ratio: f64,
+    pub ops_per_sec: f64,
+    pub latency: LatencySummary,
+    /// Power-of-two latency buckets: [0,1), [1,2), [2,4), ... microseconds, as counts.
+    pub latency_buckets_us: Vec<u64>,
+    pub oom_kills: u64,
+    pub marks: u64,
+    pub vmstat: BTreeMap<String, u64>,
+    pub meminfo: BTreeMap<String, u64>,
+    pub memcgs: Vec<MemcgResult>,
+    pub threads: Vec<ThreadResult>,
+}
+
+impl RunResult {
+    /// The main figures as (name, value) rows for tables.
+    pub fn headline(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("accesses", self.accesses as f64),
+            ("hit_ratio", self.hit_ratio),
+            ("misses", self.misses as f64),
+            ("major", self.major as f64),
+            ("ops_per_sec", self.ops_per_sec),
+            ("lat_mean_us", self.latency.mean_ns / 1e3),
+            ("lat_p99_us", self.latency.p99_ns as f64 / 1e3),
+            ("sim_time_s", self.sim_time_ns as f64 / 1e9),
+            ("oom_kills", self.oom_kills as f64),
+            ("marks", self.marks as f64),
+        ]
+    }
+}
+
+/// The power-of-two microsecond bucket of a latency: [0,1) us is 0, [1,2) is 1, [2,4) is 2...
+pub fn pow2_us_index(ns: u64) -> usize {
+    let us = ns / 1000;
+    if us == 0 {
+        0
+    } else {
+        64 - us.leading_zeros() as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_within_an_eighth() {
+        let mut h = LatencyHist::default();
+        for v in 1..=10_000u64 {
+            h.record(v * 100);
+        }
+        let p50 = h.quantile(0.5) as f64;
+        assert!((p50 - 500_000.0).abs() / 500_000.0 < 0.125, "p50 {p50}");
+        assert_eq!(h.quantile(1.0), 1_000_000);
+        assert_eq!(h.count, 10_000);
+    }
+
+    #[test]
+    fn bucket_bounds_contain_values() {
+        for ns in [0u64, 1, 7, 8, 9, 100, 4095, 4096, 123_456_789] {
+            let i = LatencyHist::index(ns);
+            assert!(LatencyHist::upper(i) >= ns, "{ns}");
+            if i > 0 {
+                assert!(LatencyHist::upper(i - 1) < ns, "{ns}");
+            }
+        }
+    }
+
+    #[test]
+    fn pow2_buckets() {
+        let idx: Vec<usize> = [0, 999, 1000, 2500, 4000]
+            .iter()
+            .map(|&n| pow2_us_index(n))
+            .collect();
+        assert_eq!(idx, vec![0, 0, 1, 2, 3]);
+    }
+}

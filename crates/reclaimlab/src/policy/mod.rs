@@ -1,0 +1,87 @@
+//! Reclaim policies. A policy owns its LRU lists and per-lruvec state and plugs into the machine
+//! through the [`Policy`] trait: the hooks the kernel's mm/swap.c, mm/workingset.c and
+//! mm/vmscan.c call into the LRU implementation. Everything else (page tables, page cache,
+//! swap, writeback, memcg charging, shrink_folio_list, the reclaim drivers) is the machine's.
+
+pub mod classic;
+
+use crate::machine::vmscan::ScanControl;
+use crate::machine::{Machine, Pfn};
+
+/// `enum folio_references` (mm/vmscan.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FolioRef {
+    Activate,
+    Keep,
+    Reclaim,
+    ReclaimClean,
+}
+
+/// The narrow interface between the machine and a reclaim policy.
+pub trait Policy {
+    /// The policy's name with its kernel, e.g. "classic:6.12".
+    fn name(&self) -> String;
+
+    /// A memcg was created (lruvecs for it must exist from now on).
+    fn memcg_created(&mut self, m: &Machine, memcg: u16);
+
+    /// `lruvec_add_folio` (or `_tail`): put a folio whose PG_lru the caller just set on the
+    /// list its flags select.
+    fn lruvec_add_folio(&mut self, m: &mut Machine, pfn: Pfn, tail: bool);
+
+    /// `lruvec_del_folio`: take a PG_lru folio off its list.
+    fn lruvec_del_folio(&mut self, m: &mut Machine, pfn: Pfn);
+
+    /// `folio_mark_accessed`: an access through a file descriptor (mm/swap.c).
+    fn folio_mark_accessed(&mut self, m: &mut Machine, pfn: Pfn);
+
+    /// `folio_rotate_reclaimable`: writeback ended on a PG_reclaim folio.
+    fn folio_rotate_reclaimable(&mut self, m: &mut Machine, pfn: Pfn);
+
+    /// `workingset_eviction`: the shadow entry to leave behind for an evicted folio.
+    fn workingset_eviction(&mut self, m: &mut Machine, pfn: Pfn, target: Option<u16>) -> u64;
+
+    /// `workingset_refault`: a new folio (not yet on the LRU) replaces a shadow entry.
+    fn workingset_refault(&mut self, m: &mut Machine, pfn: Pfn, shadow: u64);
+
+    /// `folio_check_references`, used by shrink_folio_list.
+    fn folio_check_references(&mut self, m: &mut Machine, pfn: Pfn, sc: &ScanControl) -> FolioRef;
+
+    /// The policy's part of `shrink_node`: reclaim from node `node` for `sc`.
+    fn shrink_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl);
+
+    /// `kswapd_age_node`: background aging at each balance_pgdat priority step.
+    fn kswapd_age_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl);
+
+    /// `snapshot_refaults`: the end of a reclaim run.
+    fn snapshot_refaults(&mut self, m: &mut Machine, target: Option<u16>, node: u8);
+
+    /// Pages on each LRU list of a (memcg, node) lruvec, local (not hierarchical), in the order
+    /// inactive_anon, active_anon, inactive_file, active_file, unevictable.
+    fn lru_pages(&self, memcg: u16, node: u8) -> [u64; 5];
+
+    /// Checks the policy's own invariants against the machine (tests and `--check`).
+    fn check_invariants(&self, m: &Machine) -> Result<(), String>;
+}
+
+/// The policies a user can name, with one line each (`reclaimlab policies`).
+pub fn catalogue() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "classic",
+            "the kernel's active/inactive LRU with workingset refault detection (--kernel 6.1|6.12)",
+        ),
+        (
+            "lru",
+            "textbook LRU over a plain page cache, libCacheSim semantics (reference)",
+        ),
+        (
+            "clock",
+            "textbook CLOCK (FIFO with one reinsertion bit), libCacheSim semantics (reference)",
+        ),
+        (
+            "fifo",
+            "textbook FIFO over a plain page cache, libCacheSim semantics (reference)",
+        ),
+    ]
+}

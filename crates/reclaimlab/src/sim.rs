@@ -1,0 +1,731 @@
+//! The discrete-event engine: worker threads with their own clocks, kswapd per node, the flusher
+//! and writeback completions, ordered by simulated time (ties by insertion order, so a run is
+//! deterministic). Kernel policies run on the machine model; textbook policies on a plain cache.
+
+use crate::access::{PageRef, Via};
+use crate::consts::*;
+use crate::machine::vmscan::balance_pgdat;
+use crate::machine::{pg, Ctx, MachEvent, Machine, MachineConfig, Owner, Pfn, Vm};
+use crate::metrics::*;
+use crate::policy::classic::Classic;
+use crate::policy::Policy;
+use crate::textbook::{TextbookCache, TextbookKind};
+use crate::workload::{Action, ActionSource, Scenario, Stream, StreamIter};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::fmt;
+use std::str::FromStr;
+
+/// A policy as named on the command line: `classic[:6.1|6.12]`, `lru`, `clock`, `fifo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicySpec {
+    Classic(Kernel),
+    Textbook(TextbookKind),
+}
+
+impl FromStr for PolicySpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, kernel) = match s.split_once(':') {
+            Some((n, k)) => (n, Some(k.parse::<Kernel>()?)),
+            None => (s, None),
+        };
+        match name {
+            "classic" => {
+                let k = kernel.unwrap_or(Kernel::V6_12);
+                if k > Kernel::V6_12 {
+                    return Err(format!(
+                        "classic models kernels 6.1 and 6.12 (7.x behaves as 6.12 on the classical path): use classic:6.12, not classic:{k}"
+                    ));
+                }
+                Ok(PolicySpec::Classic(k))
+            }
+            "lru" | "clock" | "fifo" if kernel.is_none() => Ok(PolicySpec::Textbook(name.parse()?)),
+            "lru" | "clock" | "fifo" => Err(format!("textbook policy '{name}' takes no kernel")),
+            _ => Err(format!(
+                "unknown policy '{name}' (see `reclaimlab policies`: classic, lru, clock, fifo)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for PolicySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicySpec::Classic(k) => write!(f, "classic:{k}"),
+            PolicySpec::Textbook(t) => write!(f, "{t}"),
+        }
+    }
+}
+
+/// Options of one run.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    pub seed: u64,
+    /// Check every invariant after each event (slow; for tests and debugging).
+    pub check_invariants: bool,
+    /// Stop at this simulated time.
+    pub max_sim_ns: Option<u64>,
+    /// Called with (accesses done, accesses expected) every 64Ki accesses.
+    pub progress: Option<&'a dyn Fn(u64, u64)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Thread(u32),
+    Kswapd(u8),
+    Flusher(u64),
+    Mach(MachEvent),
+}
+
+struct Thread {
+    pid: u32,
+    cpu: u32,
+    src: StreamIter,
+    accesses: u64,
+    misses: u64,
+    major: u64,
+    marks: u64,
+    killed: bool,
+    done: bool,
+    finish: u64,
+    hist: LatencyHist,
+}
+
+/// The model a run executes on.
+enum Backend {
+    Kernel {
+        m: Box<Machine>,
+        pol: Box<dyn Policy>,
+    },
+    Textbook {
+        cache: TextbookCache,
+        cfg: MachineConfig,
+        name: String,
+    },
+}
+
+/// The capacity a textbook cache gets: the memory the workload could use, i.e. the smallest
+/// memory.max on the way to the root of the first process's memcg, or all memory above the
+/// high watermarks.
+pub fn textbook_capacity(scn: &Scenario, m: &Machine) -> u64 {
+    let above_high: u64 = m.nodes.iter().map(|n| n.nr_pages - n.wmark.high).sum();
+    let limit = scn
+        .procs
+        .first()
+        .and_then(|p| m.memcg_by_path(&p.memcg))
+        .map(|mc| {
+            m.memcg_ancestors(mc)
+                .map(|c| m.memcgs[c as usize].max)
+                .min()
+                .unwrap_or(u64::MAX)
+        })
+        .unwrap_or(u64::MAX);
+    above_high.min(limit)
+}
+
+/// Builds the machine of a scenario: memcgs, files, processes and their mappings.
+pub fn build_machine(scn: &Scenario) -> Result<Machine, String> {
+    scn.validate()?;
+    let mut m = Machine::new(scn.machine.clone())?;
+    for f in &scn.files {
+        m.create_file(&f.name, f.pages);
+    }
+    for p in &scn.procs {
+        let memcg = m
+            .memcg_by_path(&p.memcg)
+            .ok_or_else(|| format!("process '{}': unknown memcg '{}'", p.name, p.memcg))?;
+        let pid = m.create_process(&p.name, memcg, p.anon_pages);
+        for &(file, flags) in &p.mmaps {
+            m.mmap_file(pid, file as u32, flags);
+        }
+    }
+    Ok(m)
+}
+
+/// Runs a scenario under a policy and seed.
+pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunResult, String> {
+    let mut cfg = scn.machine.clone();
+    if let PolicySpec::Classic(k) = spec {
+        cfg.kernel = k;
+    }
+    let scn_k = Scenario {
+        machine: cfg,
+        ..scn.clone()
+    };
+    let m = build_machine(&scn_k)?;
+    let backend = match spec {
+        PolicySpec::Classic(_) => {
+            let pol: Box<dyn Policy> = Box::new(Classic::new(&m));
+            Backend::Kernel {
+                m: Box::new(m),
+                pol,
+            }
+        }
+        PolicySpec::Textbook(kind) => {
+            let cap = textbook_capacity(&scn_k, &m);
+            Backend::Textbook {
+                cache: TextbookCache::new(kind, cap as usize),
+                cfg: scn_k.machine.clone(),
+                name: kind.to_string(),
+            }
+        }
+    };
+    let mut engine = Engine::new(&scn_k, backend, opts.seed);
+    engine.run(opts)?;
+    Ok(engine.result(&scn_k, spec, opts.seed))
+}
+
+struct Engine {
+    backend: Backend,
+    threads: Vec<Thread>,
+    queue: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    seq: u64,
+    flusher_gen: u64,
+    kswapd_slept_at: Vec<Option<u64>>,
+    hist: LatencyHist,
+    pow2_us: Vec<u64>,
+    now: u64,
+    expected: u64,
+    done_accesses: u64,
+}
+
+/// Expected accesses of a stream, for the progress bar.
+fn expected_accesses(s: &Stream) -> u64 {
+    match s {
+        Stream::Phases(p) => p.iter().map(|ph| ph.ops).sum(),
+        Stream::Rounds { phases, rounds, .. } => {
+            phases.iter().map(|ph| ph.ops).sum::<u64>() * rounds
+        }
+        Stream::Actions(a) => a
+            .iter()
+            .filter(|a| matches!(a, Action::Access { .. }))
+            .count() as u64,
+    }
+}
+
+impl Engine {
+    fn new(scn: &Scenario, backend: Backend, seed: u64) -> Self {
+        let threads = scn
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Thread {
+                pid: t.proc as u32,
+                cpu: t.cpu,
+                src: StreamIter::new(
+                    &t.stream,
+                    seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+                ),
+                accesses: 0,
+                misses: 0,
+                major: 0,
+                marks: 0,
+                killed: false,
+                done: false,
+                finish: 0,
+                hist: LatencyHist::default(),
+            })
+            .collect();
+        let nodes = scn.machine.node_pages.len();
+        let mut e = Engine {
+            backend,
+            threads,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            flusher_gen: 0,
+            kswapd_slept_at: vec![None; nodes],
+            hist: LatencyHist::default(),
+            pow2_us: vec![0; 1],
+            now: 0,
+            expected: scn
+                .threads
+                .iter()
+                .map(|t| expected_accesses(&t.stream))
+                .sum(),
+            done_accesses: 0,
+        };
+        for i in 0..e.threads.len() {
+            e.push(0, Ev::Thread(i as u32));
+        }
+        if matches!(e.backend, Backend::Kernel { .. }) {
+            e.push(DIRTY_WRITEBACK_CENTISECS * 10_000_000, Ev::Flusher(0));
+        }
+        e
+    }
+
+    fn push(&mut self, t: u64, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Reverse((t, self.seq, ev)));
+    }
+
+    fn run(&mut self, opts: &RunOptions) -> Result<(), String> {
+        let mut live = self.threads.len();
+        while live > 0 {
+            let Some(Reverse((t, _, ev))) = self.queue.pop() else {
+                break;
+            };
+            if opts.max_sim_ns.is_some_and(|max| t > max) {
+                break;
+            }
+            self.now = t;
+            match ev {
+                Ev::Thread(i) => {
+                    if self.step_thread(i as usize, t) {
+                        live -= 1;
+                    }
+                }
+                Ev::Kswapd(node) => self.run_kswapd(node, t),
+                Ev::Flusher(gen) => self.run_flusher(gen, t),
+                Ev::Mach(MachEvent::WritebackEnd(pfn)) => self.end_writeback(pfn, t),
+                Ev::Mach(MachEvent::WakeKswapd(n)) => self.push(t, Ev::Kswapd(n)),
+                Ev::Mach(MachEvent::WakeFlusher) => {
+                    self.flusher_gen += 1;
+                    let g = self.flusher_gen;
+                    self.push(t, Ev::Flusher(g));
+                }
+            }
+            self.drain_machine_events();
+            if opts.check_invariants {
+                if let Backend::Kernel { m, pol } = &self.backend {
+                    m.check_invariants(pol.as_ref())
+                        .map_err(|e| format!("invariant broken at t={t}: {e}"))?;
+                }
+            }
+            if let Some(p) = opts.progress {
+                if self.done_accesses & 0xffff == 0 && self.done_accesses > 0 {
+                    p(self.done_accesses, self.expected);
+                }
+            }
+        }
+        // Threads still running at the time limit finish there.
+        for th in self.threads.iter_mut().filter(|th| !th.done) {
+            th.finish = self.now;
+        }
+        Ok(())
+    }
+
+    fn drain_machine_events(&mut self) {
+        let evs = match &mut self.backend {
+            Backend::Kernel { m, .. } => std::mem::take(&mut m.events),
+            Backend::Textbook { .. } => return,
+        };
+        for (t, ev) in &evs {
+            self.push(*t, Ev::Mach(*ev));
+        }
+        if let Backend::Kernel { m, .. } = &mut self.backend {
+            let mut evs = evs;
+            evs.clear();
+            m.events = evs;
+        }
+    }
+
+    /// Runs a thread's next action at time `t`; returns true when the thread has finished.
+    fn step_thread(&mut self, i: usize, t: u64) -> bool {
+        loop {
+            let pid = self.threads[i].pid;
+            if self.thread_process_dead(pid) {
+                let th = &mut self.threads[i];
+                th.killed = true;
+                th.done = true;
+                th.finish = t;
+                return true;
+            }
+            let Some(action) = self.threads[i].src.next_action() else {
+                let th = &mut self.threads[i];
+                th.done = true;
+                th.finish = t;
+                return true;
+            };
+            match action {
+                Action::Mark => {
+                    self.threads[i].marks += 1;
+                    continue;
+                }
+                Action::Think(ns) => self.push(t + ns, Ev::Thread(i as u32)),
+                Action::WaitUntil(at) => self.push(at.max(t), Ev::Thread(i as u32)),
+                Action::MunmapAnon { start, len } => {
+                    let elapsed = self.munmap(i, t, start, len);
+                    self.push(t + elapsed, Ev::Thread(i as u32));
+                }
+                Action::Access { page, op, via } => {
+                    let Some((hit, major, elapsed)) = self.access(i, t, page, op, via) else {
+                        let th = &mut self.threads[i];
+                        th.killed = true;
+                        th.done = true;
+                        th.finish = t;
+                        return true;
+                    };
+                    self.record_access(i, hit, major, elapsed);
+                    self.push(t + elapsed.max(1), Ev::Thread(i as u32));
+                }
+            }
+            return false;
+        }
+    }
+
+    fn thread_process_dead(&self, pid: u32) -> bool {
+        match &self.backend {
+            Backend::Kernel { m, .. } => !m.procs[pid as usize].alive,
+            Backend::Textbook { .. } => false,
+        }
+    }
+
+    fn record_access(&mut self, i: usize, hit: bool, major: bool, elapsed: u64) {
+        let th = &mut self.threads[i];
+        th.accesses += 1;
+        th.misses += !hit as u64;
+        th.major += major as u64;
+        th.hist.record(elapsed);
+        self.hist.record(elapsed);
+        let b = pow2_us_index(elapsed);
+        if self.pow2_us.len() <= b {
+            self.pow2_us.resize(b + 1, 0);
+        }
+        self.pow2_us[b] += 1;
+        self.done_accesses += 1;
+    }
+
+    fn ctx_for(&self, i: usize, t: u64) -> Ctx {
+        Ctx {
+            now: t,
+            cpu: self.threads[i].cpu,
+            pid: self.threads[i].pid,
+            ..Ctx::default()
+        }
+    }
+
+    /// One access; None if the task was killed. Returns (hit, major, elapsed).
+    fn access(
+        &mut self,
+        i: usize,
+        t: u64,
+        page: PageRef,
+        op: crate::access::Op,
+        via: Via,
+    ) -> Option<(bool, bool, u64)> {
+        let ctx = self.ctx_for(i, t);
+        match &mut self.backend {
+            Backend::Kernel { m, pol } => {
+                m.ctx = ctx;
+                let out = m.access(pol.as_mut(), ctx.pid, page, op, via)?;
+                Some((out.hit, out.major, m.ctx.elapsed))
+            }
+            Backend::Textbook { cache, cfg, .. } => {
+                let hit = cache.access(page.key(ctx.pid), op == crate::access::Op::Write);
+                let c = &cfg.cost;
+                let elapsed = c.cpu_access_ns
+                    + match (hit, page) {
+                        (true, _) => 0,
+                        (false, PageRef::File { .. }) => {
+                            c.major_fault_cpu_ns + cfg.file_device.read_latency_ns
+                        }
+                        (false, PageRef::Anon { .. }) => c.minor_fault_ns,
+                    };
+                Some((hit, !hit && matches!(page, PageRef::File { .. }), elapsed))
+            }
+        }
+    }
+
+    fn munmap(&mut self, i: usize, t: u64, start: u64, len: u64) -> u64 {
+        let ctx = self.ctx_for(i, t);
+        match &mut self.backend {
+            Backend::Kernel { m, pol } => {
+                m.ctx = ctx;
+                m.munmap_anon(pol.as_mut(), ctx.pid, start, len);
+                m.ctx.elapsed + len * 50
+            }
+            Backend::Textbook { .. } => len * 50,
+        }
+    }
+
+    /// kswapd: balance_pgdat, then kswapd_try_to_sleep.
+    fn run_kswapd(&mut self, node: u8, t: u64) {
+        let Backend::Kernel { m, pol } = &mut self.backend else {
+            return;
+        };
+        if let Some(slept) = self.kswapd_slept_at[node as usize].take() {
+            if t.saturating_sub(slept) < KSWAPD_SHORT_SLEEP_JIFFIES * NS_PER_JIFFY {
+                m.vm.add(Vm::KswapdLowWmarkHitQuickly, 1);
+            }
+        }
+        m.ctx = Ctx {
+            now: t,
+            cpu: 0,
+            pid: u32::MAX,
+            is_kswapd: true,
+            ..Ctx::default()
+        };
+        balance_pgdat(m, pol.as_mut(), node);
+        let elapsed = m.ctx.elapsed.max(NS_PER_JIFFY / 100);
+        let n = &m.nodes[node as usize];
+        if m.pgdat_balanced(node) || n.kswapd_failures >= MAX_RECLAIM_RETRIES {
+            m.nodes[node as usize].kswapd_awake = false;
+            self.kswapd_slept_at[node as usize] = Some(t + elapsed);
+        } else {
+            m.vm.add(Vm::KswapdHighWmarkHitQuickly, 1);
+            self.push(t + elapsed, Ev::Kswapd(node));
+        }
+    }
+
+    fn run_flusher(&mut self, gen: u64, t: u64) {
+        if gen != self.flusher_gen {
+            return;
+        }
+        let Backend::Kernel { m, .. } = &mut self.backend else {
+            return;
+        };
+        m.ctx = Ctx {
+            now: t,
+            pid: u32::MAX,
+            is_flusher: true,
+            ..Ctx::default()
+        };
+        let next = m.flusher_run();
+        self.flusher_gen += 1;
+        let g = self.flusher_gen;
+        self.push(next.max(t + 1), Ev::Flusher(g));
+    }
+
+    fn end_writeback(&mut self, pfn: Pfn, t: u64) {
+        let Backend::Kernel { m, pol } = &mut self.backend else {
+            return;
+        };
+        m.ctx = Ctx {
+            now: t,
+            pid: u32::MAX,
+            ..Ctx::default()
+        };
+        m.folio_end_writeback(pol.as_mut(), pfn);
+    }
+
+    fn result(&self, scn: &Scenario, spec: PolicySpec, seed: u64) -> RunResult {
+        let sim_time_ns = self.threads.iter().map(|t| t.finish).max().unwrap_or(0);
+        let accesses: u64 = self.threads.iter().map(|t| t.accesses).sum();
+        let misses: u64 = self.threads.iter().map(|t| t.misses).sum();
+        let major: u64 = self.threads.iter().map(|t| t.major).sum();
+        let ratio = |a: u64| {
+            if accesses == 0 {
+                0.0
+            } else {
+                a as f64 / accesses as f64
+            }
+        };
+        let threads = self
+            .threads
+            .iter()
+            .map(|t| ThreadResult {
+                pid: t.pid,
+                process: scn.procs[t.pid as usize].name.clone(),
+                accesses: t.accesses,
+                misses: t.misses,
+                major: t.major,
+                marks: t.marks,
+                killed: t.killed,
+                finish_ns: t.finish,
+                mean_latency_ns: t.hist.mean_ns(),
+            })
+            .collect();
+        let (vmstat, meminfo, memcgs, oom_kills, policy) = match &self.backend {
+            Backend::Kernel { m, pol } => (
+                vmstat_map(m, pol.as_ref()),
+                meminfo_map(m, pol.as_ref()),
+                memcg_results(m, pol.as_ref()),
+                m.vm.get(Vm::OomKill),
+                pol.name(),
+            ),
+            Backend::Textbook { cache, name, .. } => {
+                let s = cache.stats();
+                let mut v = BTreeMap::new();
+                v.insert("evictions".to_string(), s.evictions);
+                v.insert("dirty_evictions".to_string(), s.dirty_evictions);
+                (v, BTreeMap::new(), Vec::new(), 0, name.clone())
+            }
+        };
+        let _ = spec;
+        RunResult {
+            scenario: scn.name.clone(),
+            policy,
+            seed,
+            sim_time_ns,
+            accesses,
+            hits: accesses - misses,
+            misses,
+            major,
+            hit_ratio: 1.0 - ratio(misses),
+            miss_ratio: ratio(misses),
+            ops_per_sec: if sim_time_ns == 0 {
+                0.0
+            } else {
+                accesses as f64 * 1e9 / sim_time_ns as f64
+            },
+            latency: self.hist.summary(),
+            latency_buckets_us: self.pow2_us.clone(),
+            oom_kills,
+            marks: self.threads.iter().map(|t| t.marks).sum(),
+            vmstat,
+            meminfo,
+            memcgs,
+            threads,
+        }
+    }
+}
+
+/// /proc/vmstat: event counters plus the nr_* gauges.
+fn vmstat_map(m: &Machine, pol: &dyn Policy) -> BTreeMap<String, u64> {
+    let mut v: BTreeMap<String, u64> =
+        m.vm.to_map()
+            .into_iter()
+            .filter(|(k, _)| !matches!(*k, "low" | "high" | "max" | "oom" | "oom_kill_memcg"))
+            .map(|(k, x)| (k.to_string(), x))
+            .collect();
+    let mut lru = [0u64; 5];
+    for mc in 0..m.memcgs.len() as u16 {
+        for n in 0..m.nr_nodes() as u8 {
+            for (a, b) in lru.iter_mut().zip(pol.lru_pages(mc, n)) {
+                *a += b;
+            }
+        }
+    }
+    for (name, val) in [
+        ("nr_free_pages", m.nr_free()),
+        ("nr_inactive_anon", lru[0]),
+        ("nr_active_anon", lru[1]),
+        ("nr_inactive_file", lru[2]),
+        ("nr_active_file", lru[3]),
+        ("nr_unevictable", lru[4]),
+        ("nr_file_pages", m.wb.nr_file_pages),
+        ("nr_dirty", m.wb.nr_dirty),
+        ("nr_writeback", m.wb.nr_writeback),
+        ("nr_swap_free", m.swap.nr_free()),
+        ("nr_zram_pool_pages", m.swap.zram_frames.len() as u64),
+    ] {
+        v.insert(name.to_string(), val);
+    }
+    v
+}
+
+/// A few /proc/meminfo-like gauges, in KiB.
+fn meminfo_map(m: &Machine, pol: &dyn Policy) -> BTreeMap<String, u64> {
+    let _ = pol;
+    let mut v = BTreeMap::new();
+    v.insert("MemTotal".into(), m.cfg.total_pages() * 4);
+    v.insert("MemFree".into(), m.nr_free() * 4);
+    v.insert("Cached".into(), m.wb.nr_file_pages * 4);
+    v.insert("SwapTotal".into(), m.swap.total() * 4);
+    v.insert("SwapFree".into(), m.swap.nr_free() * 4);
+    v.insert("Dirty".into(), m.wb.nr_dirty * 4);
+    v.insert("Writeback".into(), m.wb.nr_writeback * 4);
+    v
+}
+
+/// memory.current / memory.stat / memory.events of every memcg, hierarchical, kernel units
+/// (memory.stat sizes in bytes, events in counts).
+pub fn memcg_results(m: &Machine, pol: &dyn Policy) -> Vec<MemcgResult> {
+    let n = m.memcgs.len();
+    let mut local = vec![[0u64; 6]; n];
+    for f in &m.folios {
+        let slot = match f.owner {
+            Owner::Anon { .. } => 0,
+            Owner::File { .. } => 1,
+            _ => continue,
+        };
+        let l = &mut local[f.memcg as usize];
+        l[slot] += 1;
+        if slot == 1 && f.test(pg::DIRTY) {
+            l[2] += 1;
+        }
+        if f.test(pg::WRITEBACK) {
+            l[3] += 1;
+        }
+        if slot == 1 && f.mapcount > 0 {
+            l[4] += 1;
+        }
+        if f.test(pg::SWAPCACHE) {
+            l[5] += 1;
+        }
+    }
+    (0..n as u16)
+        .filter(|&mc| m.memcgs[mc as usize].online)
+        .map(|mc| {
+            let mut sums = [0u64; 6];
+            let mut lru = [0u64; 5];
+            for c in m.memcg_subtree(mc) {
+                for k in 0..6 {
+                    sums[k] += local[c as usize][k];
+                }
+                for node in 0..m.nr_nodes() as u8 {
+                    for (a, b) in lru.iter_mut().zip(pol.lru_pages(c, node)) {
+                        *a += b;
+                    }
+                }
+            }
+            let mut stat: BTreeMap<String, u64> = BTreeMap::new();
+            for (name, pages) in [
+                ("anon", sums[0]),
+                ("file", sums[1]),
+                ("file_dirty", sums[2]),
+                ("file_writeback", sums[3]),
+                ("file_mapped", sums[4]),
+                ("swapcached", sums[5]),
+                ("inactive_anon", lru[0]),
+                ("active_anon", lru[1]),
+                ("inactive_file", lru[2]),
+                ("active_file", lru[3]),
+                ("unevictable", lru[4]),
+            ] {
+                stat.insert(name.to_string(), pages * 4096);
+            }
+            let ev = m.memcg_events_hier(mc);
+            for v in [
+                Vm::Pgfault,
+                Vm::Pgmajfault,
+                Vm::PgscanKswapd,
+                Vm::PgscanDirect,
+                Vm::PgstealKswapd,
+                Vm::PgstealDirect,
+                Vm::Pgrefill,
+                Vm::Pgactivate,
+                Vm::Pgdeactivate,
+                Vm::Pglazyfree,
+                Vm::Pglazyfreed,
+                Vm::WorkingsetRefaultAnon,
+                Vm::WorkingsetRefaultFile,
+                Vm::WorkingsetActivateAnon,
+                Vm::WorkingsetActivateFile,
+                Vm::WorkingsetRestoreAnon,
+                Vm::WorkingsetRestoreFile,
+                Vm::WorkingsetNodereclaim,
+            ] {
+                stat.insert(v.name().to_string(), ev.get(v));
+            }
+            stat.insert(
+                "pgscan".into(),
+                ev.get(Vm::PgscanKswapd) + ev.get(Vm::PgscanDirect),
+            );
+            stat.insert(
+                "pgsteal".into(),
+                ev.get(Vm::PgstealKswapd) + ev.get(Vm::PgstealDirect),
+            );
+            let mut events = BTreeMap::new();
+            for (name, v) in [
+                ("low", Vm::MemcgLow),
+                ("high", Vm::MemcgHigh),
+                ("max", Vm::MemcgMax),
+                ("oom", Vm::MemcgOom),
+                ("oom_kill", Vm::MemcgOomKill),
+            ] {
+                events.insert(name.to_string(), ev.get(v));
+            }
+            let mcg = &m.memcgs[mc as usize];
+            MemcgResult {
+                path: mcg.path.clone(),
+                current_pages: mcg.usage,
+                max_pages: (mcg.max != u64::MAX).then_some(mcg.max),
+                swap_pages: mcg.swap_usage,
+                stat,
+                events,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,356 @@
+//! Built-in micro-scenarios, for tests and teaching (spec workloads.md, last paragraph). Each
+//! takes a `scale`: 1.0 is a 64 MiB machine; every size scales together, costs do not.
+
+use super::pattern::Pattern;
+use super::*;
+use crate::machine::{MachineConfig, MemcgConfig, SwapConfig};
+
+/// A built-in scenario: name, one-line description, builder taking the scale.
+pub struct Builtin {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub build: fn(f64) -> Scenario,
+}
+
+/// Every built-in scenario.
+pub fn builtins() -> Vec<Builtin> {
+    vec![
+        Builtin { name: "seq-scan", description: "one thread reads a file twice the size of memory sequentially, twice (read())", build: seq_scan },
+        Builtin { name: "uniform", description: "uniform random read() over a file twice the size of memory", build: uniform },
+        Builtin { name: "zipf", description: "Zipf(0.99) random read() over a file four times the size of memory", build: zipf },
+        Builtin { name: "loop", description: "read() loop over a file 1/8 larger than memory: LRU's worst case", build: loop_ },
+        Builtin { name: "hot-scan", description: "a hot set of 40% of memory read uniformly, interrupted by one-off scans twice the size of memory", build: hot_scan },
+        Builtin { name: "anon-only", description: "anonymous Zipf(0.9) loads and stores over 1.5x memory, zram swap", build: anon_only },
+        Builtin { name: "file-only", description: "read() and write() (20%) Zipf(0.9) over a file twice the size of memory", build: file_only },
+        Builtin { name: "mixed-rw", description: "an anon Zipf writer (60% of memory) beside a file reader/writer (2x memory), zram swap", build: mixed_rw },
+        Builtin { name: "mmap-zipf", description: "Zipf(0.99) loads through a shared file mapping twice the size of memory", build: mmap_zipf },
+        Builtin { name: "swap-storm", description: "four threads touch anonymous memory uniformly over 1.5x memory, zram swap", build: swap_storm },
+        Builtin { name: "memcg-limit", description: "Zipf(0.9) read() in a memcg limited to half of memory, beside an unlimited anon user", build: memcg_limit },
+    ]
+}
+
+/// Looks a built-in scenario up by name.
+pub fn builtin(name: &str, scale: f64) -> Result<Scenario, String> {
+    if !(scale > 0.0 && scale <= 1024.0) {
+        return Err(format!("scale {scale} must be in (0, 1024]"));
+    }
+    builtins()
+        .into_iter()
+        .find(|b| b.name == name)
+        .map(|b| (b.build)(scale))
+        .ok_or_else(|| format!("unknown scenario '{name}' (see `reclaimlab scenarios`)"))
+}
+
+/// Pages of a 64 MiB machine at this scale.
+fn mem(scale: f64) -> u64 {
+    ((16384.0 * scale) as u64).max(1024)
+}
+
+fn frac(pages: u64, f: f64) -> u64 {
+    ((pages as f64 * f) as u64).max(1)
+}
+
+fn machine(scale: f64) -> MachineConfig {
+    MachineConfig::simple(mem(scale))
+}
+
+fn with_zram(mut m: MachineConfig) -> MachineConfig {
+    let pages = m.total_pages();
+    m.swap = SwapConfig::Zram {
+        size_pages: pages,
+        compress_ratio: 3.0,
+    };
+    m
+}
+
+fn phase(pattern: Pattern, target: Target, write_pct: u32, ops: u64) -> Phase {
+    Phase {
+        pattern,
+        target,
+        write_pct,
+        ops,
+        think_ns: 0,
+        offset: 0,
+    }
+}
+
+fn fd(file: usize) -> Target {
+    Target::File { file, via: Via::Fd }
+}
+
+fn proc_(name: &str, memcg: &str, anon_pages: u64) -> ProcSpec {
+    ProcSpec {
+        name: name.into(),
+        memcg: memcg.into(),
+        anon_pages,
+        mmaps: Vec::new(),
+    }
+}
+
+fn file(name: &str, pages: u64) -> FileSpec {
+    FileSpec {
+        name: name.into(),
+        pages,
+    }
+}
+
+fn thread(proc: usize, cpu: u32, phases: Vec<Phase>) -> ThreadSpec {
+    ThreadSpec {
+        proc,
+        cpu,
+        stream: Stream::Phases(phases),
+    }
+}
+
+/// A single-thread, single-file fd scenario.
+fn one_file(name: &str, desc: &str, scale: f64, file_pages: u64, ph: Phase) -> Scenario {
+    Scenario {
+        name: name.into(),
+        description: desc.into(),
+        machine: machine(scale),
+        files: vec![file("data", file_pages)],
+        procs: vec![proc_("reader", "/", 0)],
+        threads: vec![thread(0, 0, vec![ph])],
+    }
+}
+
+fn seq_scan(scale: f64) -> Scenario {
+    let pages = 2 * mem(scale);
+    one_file(
+        "seq-scan",
+        "sequential scan",
+        scale,
+        pages,
+        phase(Pattern::Sequential { pages }, fd(0), 0, 2 * pages),
+    )
+}
+
+fn uniform(scale: f64) -> Scenario {
+    let pages = 2 * mem(scale);
+    one_file(
+        "uniform",
+        "uniform random reads",
+        scale,
+        pages,
+        phase(Pattern::Uniform { pages }, fd(0), 0, 8 * pages),
+    )
+}
+
+fn zipf(scale: f64) -> Scenario {
+    let pages = 4 * mem(scale);
+    one_file(
+        "zipf",
+        "Zipf reads",
+        scale,
+        pages,
+        phase(Pattern::Zipf { pages, s: 0.99 }, fd(0), 0, 4 * pages),
+    )
+}
+
+fn loop_(scale: f64) -> Scenario {
+    let pages = mem(scale) + mem(scale) / 8;
+    one_file(
+        "loop",
+        "loop larger than memory",
+        scale,
+        pages,
+        phase(Pattern::Loop { pages }, fd(0), 0, 6 * pages),
+    )
+}
+
+fn hot_scan(scale: f64) -> Scenario {
+    let m = mem(scale);
+    let (hot, scan_len) = (frac(m, 0.4), 2 * m);
+    let scans = 3;
+    let p = Pattern::HotScan {
+        hot,
+        scan: scan_len * scans,
+        scan_every: 6 * hot,
+        scan_len,
+    };
+    one_file(
+        "hot-scan",
+        "hot set plus one-off scans",
+        scale,
+        hot + scan_len * scans,
+        phase(p, fd(0), 0, scans * (6 * hot + scan_len) + 6 * hot),
+    )
+}
+
+fn anon_only(scale: f64) -> Scenario {
+    let pages = frac(mem(scale), 1.5);
+    Scenario {
+        name: "anon-only".into(),
+        description: "anonymous pressure".into(),
+        machine: with_zram(machine(scale)),
+        files: vec![],
+        procs: vec![proc_("anon", "/", pages)],
+        threads: vec![thread(
+            0,
+            0,
+            vec![
+                phase(Pattern::Sequential { pages }, Target::Anon, 100, pages),
+                phase(Pattern::Zipf { pages, s: 0.9 }, Target::Anon, 30, 6 * pages),
+            ],
+        )],
+    }
+}
+
+fn file_only(scale: f64) -> Scenario {
+    let pages = 2 * mem(scale);
+    one_file(
+        "file-only",
+        "file pressure",
+        scale,
+        pages,
+        phase(Pattern::Zipf { pages, s: 0.9 }, fd(0), 20, 6 * pages),
+    )
+}
+
+fn mixed_rw(scale: f64) -> Scenario {
+    let m = mem(scale);
+    let (anon, fpages) = (frac(m, 0.6), 2 * m);
+    let mut mc = with_zram(machine(scale));
+    mc.cpus = 2;
+    Scenario {
+        name: "mixed-rw".into(),
+        description: "anon and file together".into(),
+        machine: mc,
+        files: vec![file("data", fpages)],
+        procs: vec![proc_("anon", "/", anon), proc_("file", "/", 0)],
+        threads: vec![
+            thread(
+                0,
+                0,
+                vec![
+                    phase(Pattern::Sequential { pages: anon }, Target::Anon, 100, anon),
+                    phase(
+                        Pattern::Zipf {
+                            pages: anon,
+                            s: 0.9,
+                        },
+                        Target::Anon,
+                        50,
+                        8 * anon,
+                    ),
+                ],
+            ),
+            thread(
+                1,
+                1,
+                vec![phase(
+                    Pattern::Zipf {
+                        pages: fpages,
+                        s: 0.9,
+                    },
+                    fd(0),
+                    20,
+                    4 * fpages,
+                )],
+            ),
+        ],
+    }
+}
+
+fn mmap_zipf(scale: f64) -> Scenario {
+    let pages = 2 * mem(scale);
+    Scenario {
+        name: "mmap-zipf".into(),
+        description: "mapped file Zipf".into(),
+        machine: machine(scale),
+        files: vec![file("data", pages)],
+        procs: vec![ProcSpec {
+            mmaps: vec![(0, crate::machine::mm::vm::SHARED)],
+            ..proc_("mapper", "/", 0)
+        }],
+        threads: vec![thread(
+            0,
+            0,
+            vec![phase(
+                Pattern::Zipf { pages, s: 0.99 },
+                Target::File {
+                    file: 0,
+                    via: Via::Mmap,
+                },
+                0,
+                5 * pages,
+            )],
+        )],
+    }
+}
+
+fn swap_storm(scale: f64) -> Scenario {
+    let pages = frac(mem(scale), 1.5);
+    let per = pages / 4;
+    let mut mc = with_zram(machine(scale));
+    mc.cpus = 4;
+    Scenario {
+        name: "swap-storm".into(),
+        description: "anon thrashing".into(),
+        machine: mc,
+        files: vec![],
+        procs: (0..4)
+            .map(|i| proc_(&format!("storm{i}"), "/", per))
+            .collect(),
+        threads: (0..4)
+            .map(|i| {
+                thread(
+                    i,
+                    i as u32,
+                    vec![
+                        phase(Pattern::Sequential { pages: per }, Target::Anon, 100, per),
+                        phase(Pattern::Uniform { pages: per }, Target::Anon, 50, 4 * per),
+                    ],
+                )
+            })
+            .collect(),
+    }
+}
+
+fn memcg_limit(scale: f64) -> Scenario {
+    let m = mem(scale);
+    let limit = m / 2;
+    let fpages = 2 * m;
+    let anon = frac(m, 0.3);
+    let mut mc = machine(scale);
+    mc.cpus = 2;
+    mc.memcgs = vec![
+        MemcgConfig::new("/limited").with_max(limit),
+        MemcgConfig::new("/free"),
+    ];
+    Scenario {
+        name: "memcg-limit".into(),
+        description: "memcg limit reclaim".into(),
+        machine: mc,
+        files: vec![file("data", fpages)],
+        procs: vec![
+            proc_("limited", "/limited", 0),
+            proc_("free", "/free", anon),
+        ],
+        threads: vec![
+            thread(
+                0,
+                0,
+                vec![phase(
+                    Pattern::Zipf {
+                        pages: fpages,
+                        s: 0.9,
+                    },
+                    fd(0),
+                    10,
+                    4 * fpages,
+                )],
+            ),
+            thread(
+                1,
+                1,
+                vec![phase(
+                    Pattern::Sequential { pages: anon },
+                    Target::Anon,
+                    100,
+                    4 * anon,
+                )],
+            ),
+        ],
+    }
+}
