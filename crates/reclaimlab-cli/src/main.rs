@@ -33,6 +33,23 @@ enum Cmd {
     Scenarios,
     /// Write a scenario's access stream to a reclaimlab trace file.
     Trace(TraceArgs),
+    /// Measure the simulator's own speed (accesses per wall-clock second) and memory.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Scenarios to time, comma-separated.
+    #[arg(long, default_value = "zipf,mixed-rw,mmap-zipf")]
+    scenarios: String,
+    /// Policies to time, comma-separated.
+    #[arg(long, default_value = "classic,lru")]
+    policies: String,
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Repetitions per cell (the best is reported).
+    #[arg(long, default_value_t = 3)]
+    reps: u32,
 }
 
 #[derive(Args, Clone)]
@@ -118,6 +135,7 @@ fn main() -> ExitCode {
         Cmd::Policies => cmd_policies(),
         Cmd::Scenarios => cmd_scenarios(),
         Cmd::Trace(a) => cmd_trace(a),
+        Cmd::Bench(a) => cmd_bench(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -368,5 +386,54 @@ fn cmd_trace(a: TraceArgs) -> Result<(), String> {
     write_atomic(&a.output, &buf)?;
     let _ = std::io::stdout().flush();
     eprintln!("wrote {n} accesses to {}", a.output.display());
+    Ok(())
+}
+
+/// Peak resident memory of this process in KiB (VmHWM), if the kernel tells.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn cmd_bench(a: BenchArgs) -> Result<(), String> {
+    println!(
+        "{:<12} {:<14} {:>12} {:>14} {:>16}",
+        "scenario", "policy", "accesses", "accesses/s", "bytes/sim-page"
+    );
+    for name in a.scenarios.split(',') {
+        let scn = micro::builtin(name.trim(), a.scale)?;
+        let pages = scn.machine.total_pages();
+        for p in a.policies.split(',') {
+            let spec: PolicySpec = p.trim().parse()?;
+            let mut best = f64::INFINITY;
+            let mut accesses = 0;
+            for _ in 0..a.reps.max(1) {
+                let start = std::time::Instant::now();
+                let r = run(
+                    &scn,
+                    spec,
+                    &RunOptions {
+                        seed: 1,
+                        ..Default::default()
+                    },
+                )?;
+                best = best.min(start.elapsed().as_secs_f64());
+                accesses = r.accesses;
+            }
+            let bytes = reclaimlab::sim::model_bytes(&scn, spec)? as f64 / pages as f64;
+            println!(
+                "{:<12} {:<14} {:>12} {:>14.0} {:>16.1}",
+                scn.name,
+                spec.to_string(),
+                accesses,
+                accesses as f64 / best,
+                bytes
+            );
+        }
+    }
+    if let Some(kib) = peak_rss_kib() {
+        println!("peak RSS of this process: {kib} KiB");
+    }
     Ok(())
 }

@@ -99,8 +99,8 @@ enum Backend {
         pol: Box<dyn Policy>,
     },
     Textbook {
-        cache: TextbookCache,
-        cfg: MachineConfig,
+        cache: Box<TextbookCache>,
+        cfg: Box<MachineConfig>,
         name: String,
     },
 }
@@ -122,6 +122,30 @@ pub fn textbook_capacity(scn: &Scenario, m: &Machine) -> u64 {
         })
         .unwrap_or(u64::MAX);
     above_high.min(limit)
+}
+
+/// Bytes the model keeps per simulated page frame for a scenario and policy: the folio
+/// table, the free lists and the policy's per-frame list links (page tables, page-cache
+/// slots and swap slots scale with the workload's footprint and are counted separately by
+/// the caller if needed).
+pub fn model_bytes(scn: &Scenario, spec: PolicySpec) -> Result<u64, String> {
+    let m = build_machine(scn)?;
+    let frames = m.folios.len() as u64;
+    let folio = std::mem::size_of::<crate::machine::Folio>() as u64 * frames;
+    let free = 4 * frames;
+    let policy = match spec {
+        // prev, next and owner words per frame (machine::Lists).
+        PolicySpec::Classic(_) => 12 * frames,
+        PolicySpec::Textbook(_) => 0,
+    };
+    let ptes: u64 = m
+        .procs
+        .iter()
+        .flat_map(|p| &p.vmas)
+        .map(|v| v.ptes.len() as u64 * 8)
+        .sum();
+    let slots: u64 = m.files.iter().map(|f| f.slots.len() as u64 * 16).sum();
+    Ok(folio + free + policy + ptes + slots)
 }
 
 /// Builds the machine of a scenario: memcgs, files, processes and their mappings.
@@ -165,8 +189,8 @@ pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunRes
         PolicySpec::Textbook(kind) => {
             let cap = textbook_capacity(&scn_k, &m);
             Backend::Textbook {
-                cache: TextbookCache::new(kind, cap as usize),
-                cfg: scn_k.machine.clone(),
+                cache: Box::new(TextbookCache::new(kind, cap as usize)),
+                cfg: Box::new(scn_k.machine.clone()),
                 name: kind.to_string(),
             }
         }

@@ -158,7 +158,10 @@ impl Machine {
             }
             // mem_cgroup_oom: a kill resets the retries; no victim means -ENOMEM.
             self.count_memcg(over, Vm::MemcgOom, 1);
-            if self.ctx.killed || !self.out_of_memory(pol, Some(over)) || self.ctx.killed {
+            if self.ctx.killed || !self.out_of_memory(pol, Some(over)) {
+                return false;
+            }
+            if self.ctx.killed {
                 return false;
             }
             retries = MAX_RECLAIM_RETRIES;
@@ -391,6 +394,19 @@ pub fn effective_protection(
     }
 }
 
+/// Is `memcg` equal to `ancestor` or below it (`mem_cgroup_is_descendant`)?
+pub fn is_descendant(memcgs: &[Memcg], mut memcg: u16, ancestor: u16) -> bool {
+    loop {
+        if memcg == ancestor {
+            return true;
+        }
+        match memcgs[memcg as usize].parent {
+            Some(p) => memcg = p,
+            None => return false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,18 +424,5 @@ mod tests {
         assert_eq!(parent_path("/a"), Some("/"));
         assert_eq!(parent_path("/a/b"), Some("/a"));
         assert_eq!(parent_path("/"), None);
-    }
-}
-
-/// Is `memcg` equal to `ancestor` or below it (`mem_cgroup_is_descendant`)?
-pub fn is_descendant(memcgs: &[Memcg], mut memcg: u16, ancestor: u16) -> bool {
-    loop {
-        if memcg == ancestor {
-            return true;
-        }
-        match memcgs[memcg as usize].parent {
-            Some(p) => memcg = p,
-            None => return false,
-        }
     }
 }

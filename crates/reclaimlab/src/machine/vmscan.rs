@@ -207,9 +207,8 @@ fn decide_folio(
         return Fate::Activate;
     }
     if m.folios[pfn as usize].test(pg::DIRTY) {
-        match pageout_dirty(m, pfn, sc, stat, refs) {
-            Some(fate) => return fate,
-            None => {}
+        if let Some(fate) = pageout_dirty(m, pfn, sc, stat, refs) {
+            return fate;
         }
     }
     if remove_mapping(m, pol, pfn, sc) {

@@ -557,10 +557,10 @@ impl Classic {
         let proportional = !sc.cgroup_reclaim() && !sc.is_kswapd && sc.priority == DEF_PRIORITY;
         let mut scan_adjusted = false;
         while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
-            for lru in 0..4 {
-                if nr[lru] > 0 {
-                    let n = nr[lru].min(SWAP_CLUSTER_MAX);
-                    nr[lru] -= n;
+            for (lru, left) in nr.iter_mut().enumerate() {
+                if *left > 0 {
+                    let n = (*left).min(SWAP_CLUSTER_MAX);
+                    *left -= n;
                     reclaimed += self.shrink_list(m, lru, n, memcg, node, sc);
                 }
             }

@@ -64,6 +64,12 @@ fn kind_parse_display_roundtrip() {
     assert!("arc".parse::<TextbookKind>().is_err());
     let names: Vec<String> = TextbookKind::all().iter().map(|k| k.to_string()).collect();
     assert_eq!(names, ["lru", "clock", "fifo"]);
+    assert_eq!(
+        serde_json::to_string(&TextbookKind::Clock).unwrap(),
+        "\"clock\""
+    );
+    let err: String = "mru".parse::<TextbookKind>().unwrap_err().into();
+    assert!(err.contains("mru"), "{err}");
 }
 
 #[test]

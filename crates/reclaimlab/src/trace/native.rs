@@ -95,6 +95,9 @@ struct Declarations {
     memcg_lines: HashMap<u16, u64>,
     memcg_paths: HashMap<String, u16>,
     files: HashMap<u32, FileState>,
+    /// The file of the last file record and its declared size: consecutive records of one
+    /// file skip the map.
+    last_file: Option<(u32, Option<u64>)>,
 }
 
 impl Declarations {
@@ -146,6 +149,7 @@ impl Declarations {
             ));
         }
         state.declared = Some((size_pages, line));
+        self.last_file = None;
         Ok(())
     }
 
@@ -167,16 +171,25 @@ impl Declarations {
     }
 
     fn use_file(&mut self, file: u32, page: u64, line: u64) -> Result<(), String> {
-        let state = self.files.entry(file).or_default();
-        if let Some((size, _)) = state.declared {
-            if page >= size {
-                return Err(format!(
-                    "page {page} of file {file} is beyond its declared size of {size} pages"
-                ));
-            }
+        let declared_size = match self.last_file {
+            Some((last, size)) if last == file => size,
+            _ => self.note_use(file, line),
+        };
+        match declared_size {
+            Some(size) if page >= size => Err(format!(
+                "page {page} of file {file} is beyond its declared size of {size} pages"
+            )),
+            _ => Ok(()),
         }
+    }
+
+    /// Records the first use of `file` (if this is it); returns its declared size.
+    fn note_use(&mut self, file: u32, line: u64) -> Option<u64> {
+        let state = self.files.entry(file).or_default();
         state.first_use.get_or_insert(line);
-        Ok(())
+        let declared_size = state.declared.map(|(size, _)| size);
+        self.last_file = Some((file, declared_size));
+        declared_size
     }
 }
 

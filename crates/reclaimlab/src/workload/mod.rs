@@ -327,7 +327,12 @@ impl StreamIter {
             let seed = self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ ((self.round << 16) + self.phase as u64);
             let it = self.iter.get_or_insert_with(|| ph.pattern.iter(seed));
-            let idx = it.next().expect("patterns are infinite") + ph.offset;
+            let Some(idx) = it.next() else {
+                // An invalid pattern yields nothing: the phase ends.
+                self.done_in_phase = u64::MAX;
+                continue;
+            };
+            let idx = idx + ph.offset;
             let op = if ph.write_pct > 0 && self.rng.random_range(0..100) < ph.write_pct {
                 Op::Write
             } else {

@@ -313,6 +313,18 @@ fn declaration_problems() {
             "line 2: memcg 2 cannot be '/' (that is memcg 0)",
         ),
         (
+            "# memcg 1 /\n",
+            "line 2: memcg 1 cannot be '/' (that is memcg 0)",
+        ),
+        (
+            "# memcg 0 /\n# memcg 1 /\n",
+            "line 3: memcg 1 cannot be '/' (that is memcg 0)",
+        ),
+        (
+            "# memcg 2 /a\n# memcg 1 /a\n",
+            "line 3: memcg path '/a' already declared as memcg 2",
+        ),
+        (
             "# memcg 1 /a\n# memcg 1 /b\n",
             "line 3: memcg 1 declared twice (first on line 2)",
         ),

@@ -1,0 +1,166 @@
+//! Property tests of the model's invariants over random machines and workloads: every page is in
+//! exactly one place, per-list counts equal list contents, counters add up (checked after every
+//! event by `Machine::check_invariants`), pgsteal <= pgscan, no access is lost or duplicated.
+
+use proptest::prelude::*;
+use reclaimlab::access::Via;
+use reclaimlab::consts::Kernel;
+use reclaimlab::machine::mm::vm;
+use reclaimlab::machine::{DeviceProfile, MachineConfig, MemcgConfig, SwapConfig};
+use reclaimlab::sim::{run, PolicySpec, RunOptions};
+use reclaimlab::workload::pattern::Pattern;
+use reclaimlab::workload::{FileSpec, Phase, ProcSpec, Scenario, Stream, Target, ThreadSpec};
+
+fn pattern(kind: u8, pages: u64) -> Pattern {
+    match kind % 4 {
+        0 => Pattern::Uniform { pages },
+        1 => Pattern::Zipf { pages, s: 0.9 },
+        2 => Pattern::Sequential { pages },
+        _ => Pattern::HotScan {
+            hot: pages / 4 + 1,
+            scan: pages,
+            scan_every: pages / 2 + 1,
+            scan_len: pages / 4 + 1,
+        },
+    }
+}
+
+/// A random scenario: memory, swap, a limited memcg, two processes, anon/fd/mmap phases.
+fn scenario(
+    mem: u64,
+    swap: u8,
+    limit_pct: u64,
+    phases: Vec<(u8, u8, u8, u32)>,
+    kernel: Kernel,
+) -> Scenario {
+    let mut m = MachineConfig::simple(mem);
+    m.kernel = kernel;
+    m.cpus = 2;
+    m.swap = match swap % 3 {
+        0 => SwapConfig::None,
+        1 => SwapConfig::Zram {
+            size_pages: mem,
+            compress_ratio: 2.5,
+        },
+        _ => SwapConfig::Device {
+            size_pages: mem,
+            device: DeviceProfile::nvme(),
+        },
+    };
+    m.memcgs = vec![
+        MemcgConfig::new("/a").with_max(mem * limit_pct / 100),
+        MemcgConfig::new("/b"),
+    ];
+    let file_pages = mem * 3 / 2;
+    let anon_pages = mem / 2;
+    let procs = vec![
+        ProcSpec {
+            name: "a".into(),
+            memcg: "/a".into(),
+            anon_pages,
+            mmaps: vec![(0, vm::SHARED)],
+        },
+        ProcSpec {
+            name: "b".into(),
+            memcg: "/b".into(),
+            anon_pages,
+            mmaps: vec![(0, 0)],
+        },
+    ];
+    let mut threads = vec![Vec::new(), Vec::new()];
+    for (i, (target, kind, proc, write)) in phases.into_iter().enumerate() {
+        let (target, pages) = match target % 3 {
+            0 => (Target::Anon, anon_pages),
+            1 => (
+                Target::File {
+                    file: 0,
+                    via: Via::Fd,
+                },
+                file_pages,
+            ),
+            _ => (
+                Target::File {
+                    file: 0,
+                    via: Via::Mmap,
+                },
+                file_pages,
+            ),
+        };
+        threads[(proc % 2) as usize].push(Phase {
+            pattern: pattern(kind, pages),
+            target,
+            write_pct: write % 101,
+            ops: mem / 2 + i as u64 * 7,
+            think_ns: 0,
+            offset: 0,
+        });
+    }
+    Scenario {
+        name: "prop".into(),
+        description: String::new(),
+        machine: m,
+        files: vec![FileSpec {
+            name: "f".into(),
+            pages: file_pages,
+        }],
+        procs,
+        threads: threads
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| ThreadSpec {
+                proc: i,
+                cpu: i as u32,
+                stream: Stream::Phases(p),
+            })
+            .collect(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_after_every_event(
+        mem in 600u64..2000,
+        swap in 0u8..3,
+        limit_pct in 20u64..90,
+        phases in proptest::collection::vec((0u8..3, 0u8..4, 0u8..2, 0u32..101), 1..5),
+        v61 in any::<bool>(),
+        seed in 0u64..1000,
+    ) {
+        let kernel = if v61 { Kernel::V6_1 } else { Kernel::V6_12 };
+        let scn = scenario(mem, swap, limit_pct, phases, kernel);
+        let expected: u64 = scn.threads.iter().map(|t| match &t.stream {
+            Stream::Phases(p) => p.iter().map(|ph| ph.ops).sum::<u64>(),
+            _ => 0,
+        }).sum();
+        let r = run(&scn, PolicySpec::Classic(kernel), &RunOptions {
+            seed, check_invariants: true, ..Default::default()
+        });
+        let r = match r { Ok(r) => r, Err(e) => return Err(TestCaseError::fail(e)) };
+        // Nothing lost or duplicated: every access ran, unless its task was OOM-killed.
+        let killed = r.threads.iter().any(|t| t.killed);
+        prop_assert!(r.accesses == expected || (killed && r.accesses < expected),
+            "accesses {} expected {expected} killed {killed}", r.accesses);
+        prop_assert_eq!(r.hits + r.misses, r.accesses);
+        // pgsteal <= pgscan, globally and per memcg.
+        let g = |k: &str| r.vmstat[k];
+        prop_assert!(g("pgsteal_kswapd") <= g("pgscan_kswapd"));
+        prop_assert!(g("pgsteal_direct") <= g("pgscan_direct"));
+        prop_assert!(g("pgsteal_anon") + g("pgsteal_file") <= g("pgscan_anon") + g("pgscan_file"));
+        for mc in &r.memcgs {
+            prop_assert!(mc.stat["pgsteal"] <= mc.stat["pgscan"], "memcg {}", mc.path);
+            if let Some(max) = mc.max_pages {
+                prop_assert!(mc.current_pages <= max);
+            }
+        }
+        // Swap-out happened only where swap exists.
+        if swap % 3 == 0 {
+            prop_assert_eq!(g("pswpout"), 0);
+        }
+        // Workingset activations and restores are subsets of refaults.
+        prop_assert!(g("workingset_restore_file") <= g("workingset_activate_file"));
+        prop_assert!(g("workingset_activate_file") <= g("workingset_refault_file"));
+        prop_assert!(g("workingset_activate_anon") <= g("workingset_refault_anon"));
+    }
+}
