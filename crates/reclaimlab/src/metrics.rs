@@ -112,6 +112,7 @@ pub struct ThreadResult {
     pub major: u64,
     pub marks: u64,
     pub killed: bool,
+    pub write_errors: u64,
     pub finish_ns: u64,
     pub mean_latency_ns: f64,
 }

@@ -10,7 +10,7 @@ use crate::metrics::*;
 use crate::policy::classic::Classic;
 use crate::policy::Policy;
 use crate::textbook::{TextbookCache, TextbookKind};
-use crate::workload::{Action, ActionSource, Scenario, Stream, StreamIter};
+use crate::workload::{Action, ActionSource, MemcgFile, Scenario, Stream, StreamIter};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
@@ -87,6 +87,8 @@ struct Thread {
     major: u64,
     marks: u64,
     killed: bool,
+    /// memcg control-file writes that failed (-EINVAL, -EAGAIN).
+    write_errors: u64,
     done: bool,
     finish: u64,
     hist: LatencyHist,
@@ -246,6 +248,7 @@ impl Engine {
                 major: 0,
                 marks: 0,
                 killed: false,
+                write_errors: 0,
                 done: false,
                 finish: 0,
                 hist: LatencyHist::default(),
@@ -366,6 +369,10 @@ impl Engine {
                     self.threads[i].marks += 1;
                     continue;
                 }
+                Action::MemcgWrite { memcg, file, value } => {
+                    let elapsed = self.memcg_write(i, t, memcg, file, value);
+                    self.push(t + elapsed.max(1), Ev::Thread(i as u32));
+                }
                 Action::Think(ns) => self.push(t + ns, Ev::Thread(i as u32)),
                 Action::WaitUntil(at) => self.push(at.max(t), Ev::Thread(i as u32)),
                 Action::MunmapAnon { start, len } => {
@@ -449,6 +456,34 @@ impl Engine {
                 Some((hit, !hit && matches!(page, PageRef::File { .. }), elapsed))
             }
         }
+    }
+
+    /// A write to a memcg control file by thread `i`; returns the time it took.
+    fn memcg_write(&mut self, i: usize, t: u64, memcg: u16, file: MemcgFile, value: u64) -> u64 {
+        let ctx = self.ctx_for(i, t);
+        let Backend::Kernel { m, pol } = &mut self.backend else {
+            return 0;
+        };
+        // The root has memory.reclaim but no memory.max/high/low/min (CFTYPE_NOT_ON_ROOT).
+        let not_on_root = !matches!(file, MemcgFile::Reclaim { .. });
+        if memcg as usize >= m.memcgs.len() || (memcg == 0 && not_on_root) {
+            self.threads[i].write_errors += 1;
+            return 0;
+        }
+        m.ctx = ctx;
+        let pol = pol.as_mut();
+        match file {
+            MemcgFile::Max => m.set_memory_max(pol, memcg, value),
+            MemcgFile::High => m.set_memory_high(pol, memcg, value),
+            MemcgFile::Low => m.memcgs[memcg as usize].low = value,
+            MemcgFile::Min => m.memcgs[memcg as usize].min = value,
+            MemcgFile::Reclaim { swappiness } => {
+                if m.memory_reclaim(pol, memcg, value, swappiness).is_err() {
+                    self.threads[i].write_errors += 1;
+                }
+            }
+        }
+        m.ctx.elapsed
     }
 
     fn munmap(&mut self, i: usize, t: u64, start: u64, len: u64) -> u64 {
@@ -546,6 +581,7 @@ impl Engine {
                 major: t.major,
                 marks: t.marks,
                 killed: t.killed,
+                write_errors: t.write_errors,
                 finish_ns: t.finish,
                 mean_latency_ns: t.hist.mean_ns(),
             })

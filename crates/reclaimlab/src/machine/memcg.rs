@@ -347,6 +347,22 @@ impl Machine {
         Ok(done)
     }
 
+    /// `memory_high_write`: set memory.high, then reclaim down to it, giving up after
+    /// MAX_RECLAIM_RETRIES calls that reclaim nothing. Never OOM-kills.
+    pub fn set_memory_high(&mut self, pol: &mut dyn Policy, memcg: u16, high: u64) {
+        self.memcgs[memcg as usize].high = high;
+        let mut nr_retries = MAX_RECLAIM_RETRIES;
+        while self.memcgs[memcg as usize].usage > high && nr_retries > 0 {
+            let over = self.memcgs[memcg as usize].usage - high;
+            let r = super::vmscan::try_to_free_mem_cgroup_pages(
+                self, pol, memcg, over, true, false, None,
+            );
+            if r == 0 {
+                nr_retries -= 1;
+            }
+        }
+    }
+
     /// `memory_max_write`: set memory.max, reclaim down to it, then OOM-kill if needed.
     pub fn set_memory_max(&mut self, pol: &mut dyn Policy, memcg: u16, max: u64) {
         self.memcgs[memcg as usize].max = max;

@@ -95,8 +95,8 @@ struct Declarations {
     memcg_lines: HashMap<u16, u64>,
     memcg_paths: HashMap<String, u16>,
     files: HashMap<u32, FileState>,
-    /// The file of the last file record and its declared size: consecutive records of one
-    /// file skip the map.
+    /// The file of the last file record and its declared size, so that consecutive records of
+    /// one file skip the map. It never goes stale: a file that has been used cannot be declared.
     last_file: Option<(u32, Option<u64>)>,
 }
 
@@ -149,7 +149,6 @@ impl Declarations {
             ));
         }
         state.declared = Some((size_pages, line));
-        self.last_file = None;
         Ok(())
     }
 

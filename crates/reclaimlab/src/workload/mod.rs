@@ -24,6 +24,29 @@ pub enum Action {
     MunmapAnon { start: u64, len: u64 },
     /// A marker the scenario counts (e.g. a round completed).
     Mark,
+    /// Write a memcg control file. `memcg` is the machine's memcg id: 0 is the root, then the
+    /// memcgs of `MachineConfig::memcgs` in order (the root entry "/" excluded).
+    MemcgWrite {
+        memcg: u16,
+        file: MemcgFile,
+        value: u64,
+    },
+}
+
+/// A memcg control file that a workload can write (cgroup v2 semantics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemcgFile {
+    /// memory.max in pages: reclaim down to it, then OOM-kill (`memory_max_write`).
+    Max,
+    /// memory.high in pages: reclaim down to it, never OOM (`memory_high_write`).
+    High,
+    /// memory.low / memory.min in pages.
+    Low,
+    Min,
+    /// memory.reclaim of `value` pages, with an optional `swappiness=` (v6.12).
+    Reclaim {
+        swappiness: Option<u32>,
+    },
 }
 
 /// A source of actions for one thread.
@@ -177,6 +200,7 @@ impl Scenario {
                 machine.memcgs.push(crate::machine::MemcgConfig::new(path));
             }
         }
+        let remap = compact_huge_files(header, records);
         let mut files: Vec<FileSpec> = Vec::new();
         let mut ensure_file = |id: u32, pages: u64| {
             let i = id as usize;
@@ -193,12 +217,14 @@ impl Scenario {
             files[i].pages = files[i].pages.max(pages);
         };
         for (id, pages, _) in &header.files {
-            ensure_file(*id, *pages);
+            let pages = remap.get(id).map_or(*pages, |m| m.len() as u64);
+            ensure_file(*id, pages);
         }
         let mut pid_index: std::collections::BTreeMap<u32, usize> = Default::default();
         let mut procs: Vec<ProcSpec> = Vec::new();
         let mut actions: Vec<Vec<Action>> = Vec::new();
         for r in records {
+            let r = &remap_record(&remap, r);
             let memcg = memcg_paths
                 .get(r.memcg as usize)
                 .filter(|p| !p.is_empty())
@@ -252,6 +278,64 @@ impl Scenario {
             procs,
             threads,
         })
+    }
+}
+
+/// Files larger than this (64 GiB) are compacted when a trace is replayed.
+pub const MAX_FILE_PAGES: u64 = 1 << 24;
+
+/// For every file a trace declares or uses beyond [`MAX_FILE_PAGES`] (object traces such as
+/// oracleGeneral spread objects over a huge page space), a map from each page used to its rank
+/// among the pages used, so the replay keeps the order of pages but not the empty space
+/// between them.
+fn compact_huge_files(
+    header: &crate::trace::TraceHeader,
+    records: &[TraceRecord],
+) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<u64, u64>> {
+    use std::collections::BTreeMap;
+    let mut size: BTreeMap<u32, u64> = header.files.iter().map(|(id, p, _)| (*id, *p)).collect();
+    for r in records {
+        if let PageRef::File { file, page } = r.page {
+            let s = size.entry(file).or_insert(0);
+            *s = (*s).max(page + 1);
+        }
+    }
+    let mut maps: BTreeMap<u32, BTreeMap<u64, u64>> = size
+        .into_iter()
+        .filter(|&(_, s)| s > MAX_FILE_PAGES)
+        .map(|(id, _)| (id, BTreeMap::new()))
+        .collect();
+    for r in records {
+        if let PageRef::File { file, page } = r.page {
+            if let Some(m) = maps.get_mut(&file) {
+                m.insert(page, 0);
+            }
+        }
+    }
+    for m in maps.values_mut() {
+        for (rank, v) in m.values_mut().enumerate() {
+            *v = rank as u64;
+        }
+    }
+    maps
+}
+
+fn remap_record(
+    maps: &std::collections::BTreeMap<u32, std::collections::BTreeMap<u64, u64>>,
+    r: &TraceRecord,
+) -> TraceRecord {
+    match r.page {
+        PageRef::File { file, page } => match maps.get(&file) {
+            Some(m) => TraceRecord {
+                page: PageRef::File {
+                    file,
+                    page: m[&page],
+                },
+                ..*r
+            },
+            None => *r,
+        },
+        _ => *r,
     }
 }
 

@@ -1,0 +1,1116 @@
+//! Unit tests of each classical-LRU mechanism against the specification
+//! (/work/shared/spec/classic-lru.md): the per-CPU batches and two-touch promotion (§2),
+//! reference checking on the inactive list (§3), get_scan_count (§4.7), lru_note_cost (§4.9),
+//! inactive_is_low and active-list aging (§4.10), dirty and writeback folios in reclaim (§4.12,
+//! §7), workingset refault detection (§5) and memcg charging with its OOM killer (§6.1).
+//!
+//! Every test builds a small machine, drives one mechanism directly (accesses, drains, single
+//! shrink_* calls), asserts what the spec says must be observable, and checks every machine
+//! invariant at the end. Each assertion is chosen so that it would fail if the mechanism it
+//! names were removed; the comments say what would be seen instead.
+
+use reclaimlab::access::{Op, PageRef, Via};
+use reclaimlab::machine::fault::AccessOutcome;
+use reclaimlab::consts::{int_sqrt, Kernel, EVICTION_MASK, MAX_RECLAIM_RETRIES, PAGE_SHIFT};
+use reclaimlab::machine::mm::vm;
+use reclaimlab::machine::vmscan::ScanControl;
+use reclaimlab::machine::{
+    pg, Ctx, Machine, MachineConfig, MemcgConfig, Pfn, Slot, SwapConfig, Vm,
+};
+use reclaimlab::policy::classic::{
+    Classic, ScanBalance, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE,
+};
+use reclaimlab::policy::Policy;
+
+// ------------------------------------------------------------------------------------------
+// Helpers
+// ------------------------------------------------------------------------------------------
+
+fn build(cfg: MachineConfig) -> (Machine, Classic) {
+    let m = Machine::new(cfg).expect("valid machine");
+    let pol = Classic::new(&m);
+    (m, pol)
+}
+
+fn machine(pages: u64, kernel: Kernel, swap: SwapConfig) -> (Machine, Classic) {
+    let mut cfg = MachineConfig::simple(pages);
+    cfg.kernel = kernel;
+    cfg.swap = swap;
+    build(cfg)
+}
+
+fn zram(pages: u64) -> SwapConfig {
+    SwapConfig::Zram {
+        size_pages: pages,
+        compress_ratio: 3.0,
+    }
+}
+
+/// Sets the context of the next operation: task `pid` on CPU 0, the clock moving on.
+fn enter(m: &mut Machine, pid: u32) {
+    let now = m.ctx.now + m.ctx.elapsed;
+    m.ctx = Ctx {
+        now,
+        cpu: 0,
+        pid,
+        ..Default::default()
+    };
+}
+
+fn access(
+    m: &mut Machine,
+    pol: &mut Classic,
+    pid: u32,
+    page: PageRef,
+    op: Op,
+    via: Via,
+) -> AccessOutcome {
+    enter(m, pid);
+    m.access(pol, pid, page, op, via)
+        .expect("the access completed")
+}
+
+/// A buffered read() of one page (filemap_read → folio_mark_accessed).
+fn read(m: &mut Machine, pol: &mut Classic, pid: u32, file: u32, page: u64) -> AccessOutcome {
+    access(m, pol, pid, PageRef::File { file, page }, Op::Read, Via::Fd)
+}
+
+/// A buffered write() of one page (no FGP_ACCESSED: the folio is dirtied, not marked accessed).
+fn write_fd(m: &mut Machine, pol: &mut Classic, pid: u32, file: u32, page: u64) {
+    access(
+        m,
+        pol,
+        pid,
+        PageRef::File { file, page },
+        Op::Write,
+        Via::Fd,
+    );
+}
+
+/// A load through the process's mapping of `file` (sets the PTE young bit).
+fn load_mapped(m: &mut Machine, pol: &mut Classic, pid: u32, file: u32, page: u64) {
+    access(
+        m,
+        pol,
+        pid,
+        PageRef::File { file, page },
+        Op::Read,
+        Via::Mmap,
+    );
+}
+
+/// A store to private anonymous memory.
+fn write_anon(m: &mut Machine, pol: &mut Classic, pid: u32, page: u64) {
+    access(m, pol, pid, PageRef::Anon { page }, Op::Write, Via::Mmap);
+}
+
+/// `lru_add_drain` on CPU 0.
+fn drain(m: &mut Machine, pol: &mut Classic) {
+    enter(m, 0);
+    m.lru_add_drain(pol);
+}
+
+fn page_of(m: &Machine, file: u32, page: u64) -> Pfn {
+    match m.files[file as usize].slots[page as usize] {
+        Slot::Page(pfn) => pfn,
+        s => panic!("file {file} page {page} is not resident: {s:?}"),
+    }
+}
+
+fn shadow_of(m: &Machine, file: u32, page: u64) -> u64 {
+    match m.files[file as usize].slots[page as usize] {
+        Slot::Shadow(s) => s,
+        s => panic!("file {file} page {page} holds no shadow entry: {s:?}"),
+    }
+}
+
+fn flags(m: &Machine, pfn: Pfn) -> u32 {
+    m.folios[pfn as usize].flags
+}
+
+fn has(m: &Machine, pfn: Pfn, flag: u32) -> bool {
+    m.folios[pfn as usize].test(flag)
+}
+
+/// The root lruvec's list sizes: [inactive_anon, active_anon, inactive_file, active_file,
+/// unevictable].
+fn lru(pol: &Classic) -> [u64; 5] {
+    pol.lru_pages(0, 0)
+}
+
+/// One `shrink_inactive_list` call of global direct reclaim at DEF_PRIORITY on the root lruvec.
+fn shrink_inactive(m: &mut Machine, pol: &mut Classic, list: usize, nr: u64) -> u64 {
+    enter(m, 0);
+    let mut sc = ScanControl::new(32, None);
+    pol.shrink_inactive_list(m, nr, 0, 0, &mut sc, list)
+}
+
+/// One `shrink_active_list` call of global direct reclaim on the root lruvec.
+fn shrink_active(m: &mut Machine, pol: &mut Classic, list: usize, nr: u64) {
+    enter(m, 0);
+    let mut sc = ScanControl::new(32, None);
+    pol.shrink_active_list(m, nr, 0, 0, &mut sc, list);
+}
+
+fn check(m: &Machine, pol: &Classic) {
+    if let Err(e) = m.check_invariants(pol) {
+        panic!("invariant violated: {e}");
+    }
+}
+
+/// get_scan_count's SCAN_FRACT weights, written out from classic-lru.md §4.7.
+fn spec_fraction(swappiness: u64, anon_cost: u64, file_cost: u64) -> [u64; 2] {
+    let total = anon_cost + file_cost;
+    let a = total + anon_cost;
+    let f = total + file_cost;
+    let t = a + f;
+    [
+        swappiness * (t + 1) / (a + 1),
+        (200 - swappiness) * (t + 1) / (f + 1),
+    ]
+}
+
+/// inactive_is_low written out from classic-lru.md §4.10.
+fn spec_inactive_is_low(inactive: u64, active: u64) -> bool {
+    let gb = (inactive + active) >> (30 - PAGE_SHIFT);
+    let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+    inactive * ratio < active
+}
+
+// ------------------------------------------------------------------------------------------
+// §2.1, §2.2: per-CPU batches and two-touch promotion
+// ------------------------------------------------------------------------------------------
+
+/// §2.2 rows 1 and 3 (PG_lru set): the first read sets PG_referenced on an inactive folio; the
+/// second queues it in lru_activate, and the drain moves it to the active list with PGACTIVATE
+/// (global and memcg) exactly once. Further reads only set PG_referenced again (row 1 on an
+/// active folio), then nothing (row 4).
+#[test]
+fn fd_read_two_touch_promotion_activates_on_second_read_with_one_pgactivate() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let f = m.create_file("f", 16);
+    let p = m.create_process("p", 0, 0);
+
+    let out = read(&mut m, &mut pol, p, f, 0);
+    assert!(!out.hit && out.major, "first read is a miss");
+    let pfn = page_of(&m, f, 0);
+    // Until the lru_add batch drains, PG_lru is clear and the folio is not in the LRU sizes.
+    assert!(has(&m, pfn, pg::IN_BATCH) && !has(&m, pfn, pg::LRU));
+    assert_eq!(lru(&pol), [0; 5]);
+    drain(&mut m, &mut pol);
+    assert!(has(&m, pfn, pg::LRU), "flags {:#x}", flags(&m, pfn));
+    assert!(has(&m, pfn, pg::REFERENCED), "one read marks it referenced");
+    assert!(!has(&m, pfn, pg::ACTIVE), "one read does not activate");
+    assert_eq!(lru(&pol), [0, 0, 1, 0, 0]);
+    assert_eq!(m.vm.get(Vm::Pgactivate), 0);
+    let age = pol.lruvec(0, 0).nonresident_age;
+
+    let out = read(&mut m, &mut pol, p, f, 0);
+    assert!(out.hit);
+    // folio_activate only queues it: still inactive until the lru_activate batch drains, but
+    // PG_referenced is already cleared and workingset_activation has aged the clock.
+    assert!(!has(&m, pfn, pg::ACTIVE) && !has(&m, pfn, pg::REFERENCED));
+    assert_eq!(m.vm.get(Vm::Pgactivate), 0);
+    assert_eq!(pol.lruvec(0, 0).nonresident_age, age + 1);
+    drain(&mut m, &mut pol);
+    assert!(has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::LRU));
+    assert_eq!(lru(&pol), [0, 0, 0, 1, 0]);
+    assert_eq!(m.vm.get(Vm::Pgactivate), 1);
+    assert_eq!(m.memcg_events_hier(0).get(Vm::Pgactivate), 1);
+
+    // Active, unreferenced → active, referenced; then nothing at all.
+    read(&mut m, &mut pol, p, f, 0);
+    drain(&mut m, &mut pol);
+    assert!(has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::REFERENCED));
+    read(&mut m, &mut pol, p, f, 0);
+    drain(&mut m, &mut pol);
+    assert!(has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::REFERENCED));
+    assert_eq!(lru(&pol), [0, 0, 0, 1, 0]);
+    assert_eq!(m.vm.get(Vm::Pgactivate), 1, "PGACTIVATE counted once");
+    assert_eq!(pol.lruvec(0, 0).nonresident_age, age + 1);
+    check(&m, &pol);
+}
+
+/// §2.2 row 3, PG_lru clear: a second read while the folio still sits in this CPU's lru_add
+/// batch takes `__lru_cache_activate_folio`: PG_active is set in place and the folio lands on
+/// the active list when the batch drains, with no PGACTIVATE (§8: "not counted: ... the
+/// set-active-in-batch path").
+#[test]
+fn second_read_inside_lru_add_batch_sets_active_without_pgactivate() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let f = m.create_file("f", 16);
+    let p = m.create_process("p", 0, 0);
+    read(&mut m, &mut pol, p, f, 3);
+    read(&mut m, &mut pol, p, f, 3);
+    let pfn = page_of(&m, f, 3);
+    assert!(has(&m, pfn, pg::IN_BATCH) && !has(&m, pfn, pg::LRU));
+    assert!(has(&m, pfn, pg::ACTIVE), "PG_active set inside the batch");
+    assert!(!has(&m, pfn, pg::REFERENCED));
+    assert_eq!(m.vm.get(Vm::Pgactivate), 0);
+    assert_eq!(
+        pol.lruvec(0, 0).nonresident_age,
+        1,
+        "workingset_activation ran"
+    );
+    drain(&mut m, &mut pol);
+    assert_eq!(
+        lru(&pol),
+        [0, 0, 0, 1, 0],
+        "lru_add put it on the active list"
+    );
+    assert_eq!(m.vm.get(Vm::Pgactivate), 0, "no PGACTIVATE on this path");
+    assert_eq!(m.memcg_events_hier(0).get(Vm::Pgactivate), 0);
+    check(&m, &pol);
+}
+
+/// §2.1 and §11: the per-CPU lru_add batch holds 15 folios in v6.1 and 31 in v6.12; it is
+/// moved to the LRU when it fills, not before.
+#[test]
+fn lru_add_batch_flushes_at_15_folios_in_6_1_and_31_in_6_12() {
+    for (kernel, size) in [(Kernel::V6_1, 15u64), (Kernel::V6_12, 31u64)] {
+        let (mut m, mut pol) = machine(4096, kernel, SwapConfig::None);
+        let f = m.create_file("f", 64);
+        let p = m.create_process("p", 0, 0);
+        for i in 0..size - 1 {
+            read(&mut m, &mut pol, p, f, i);
+        }
+        assert_eq!(lru(&pol), [0; 5], "{kernel}: nothing on the LRU yet");
+        assert_eq!(m.lru_add_batch[0].len() as u64, size - 1, "{kernel}");
+        assert!((0..size - 1).all(|i| has(&m, page_of(&m, f, i), pg::IN_BATCH)));
+        read(&mut m, &mut pol, p, f, size - 1);
+        assert_eq!(
+            lru(&pol),
+            [0, 0, size, 0, 0],
+            "{kernel}: full batch flushed"
+        );
+        assert!(m.lru_add_batch[0].is_empty(), "{kernel}");
+        assert!((0..size).all(|i| has(&m, page_of(&m, f, i), pg::LRU)));
+        check(&m, &pol);
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// §3: folio_check_references
+// ------------------------------------------------------------------------------------------
+
+/// §3.2 "activate on the second pass": a mapped file folio whose PTE is young on the first
+/// inactive scan is kept (PG_referenced set, back on the inactive list); young again on the
+/// second scan, it is activated (PGACTIVATE). A folio that is not touched again between the
+/// scans is reclaimed by the second one (rp = 0, rf = 1: RECLAIM_CLEAN, clean), which shows
+/// the first scan cleared its young bit.
+#[test]
+fn mapped_folio_activates_only_when_young_on_two_consecutive_scans() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let f = m.create_file("f", 8);
+    let p = m.create_process("p", 0, 0);
+    m.mmap_file(p, f, vm::SHARED);
+    load_mapped(&mut m, &mut pol, p, f, 0);
+    load_mapped(&mut m, &mut pol, p, f, 1);
+    let (hot, cold) = (page_of(&m, f, 0), page_of(&m, f, 1));
+    assert_eq!(m.folios[hot as usize].mapcount, 1);
+    drain(&mut m, &mut pol);
+    // A page-table access does not call folio_mark_accessed.
+    assert!(!has(&m, hot, pg::REFERENCED));
+
+    // First pass: one young mapping, no PG_referenced → KEEP with PG_referenced set.
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 32), 0);
+    for pfn in [hot, cold] {
+        assert!(has(&m, pfn, pg::REFERENCED) && has(&m, pfn, pg::LRU));
+        assert!(!has(&m, pfn, pg::ACTIVE), "not activated on the first pass");
+    }
+    assert_eq!(lru(&pol), [0, 0, 2, 0, 0]);
+    assert_eq!(m.vm.get(Vm::Pgactivate), 0);
+
+    // Only `hot` is touched again.
+    load_mapped(&mut m, &mut pol, p, f, 0);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 32), 1);
+    assert!(
+        has(&m, hot, pg::ACTIVE) && has(&m, hot, pg::LRU),
+        "second pass activates"
+    );
+    assert_eq!(m.vm.get(Vm::Pgactivate), 1);
+    assert_eq!(m.memcg_events_hier(0).get(Vm::Pgactivate), 1);
+    assert_eq!(lru(&pol), [0, 0, 0, 1, 0]);
+    shadow_of(&m, f, 1); // `cold` was unmapped and evicted.
+    check(&m, &pol);
+}
+
+/// §3.2: two mappings that both referenced the folio (rp = 2) activate it on the first pass;
+/// so does one young mapping of a VM_EXEC file vma.
+#[test]
+fn folio_young_in_two_mappings_or_exec_activates_on_first_pass() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let shared = m.create_file("shared", 4);
+    let text = m.create_file("text", 4);
+    let p = m.create_process("p", 0, 0);
+    let q = m.create_process("q", 0, 0);
+    m.mmap_file(p, shared, vm::SHARED);
+    m.mmap_file(q, shared, vm::SHARED);
+    m.mmap_file(p, text, vm::EXEC);
+    load_mapped(&mut m, &mut pol, p, shared, 0);
+    load_mapped(&mut m, &mut pol, q, shared, 0);
+    load_mapped(&mut m, &mut pol, p, text, 0);
+    let (both, exec) = (page_of(&m, shared, 0), page_of(&m, text, 0));
+    assert_eq!(m.folios[both as usize].mapcount, 2);
+    drain(&mut m, &mut pol);
+    assert_eq!(lru(&pol), [0, 0, 2, 0, 0]);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 32), 0);
+    assert!(has(&m, both, pg::ACTIVE), "rp > 1 activates at once");
+    assert!(
+        has(&m, exec, pg::ACTIVE),
+        "VM_EXEC file folio activates at once"
+    );
+    assert_eq!(lru(&pol), [0, 0, 0, 2, 0]);
+    assert_eq!(m.vm.get(Vm::Pgactivate), 2);
+    check(&m, &pol);
+}
+
+// ------------------------------------------------------------------------------------------
+// §4.7: get_scan_count
+// ------------------------------------------------------------------------------------------
+
+/// §4.7 step 6 with zero costs: fraction = [swappiness, 200 − swappiness]. 60 gives 30% anon /
+/// 70% file; 200 gives all the weight to anon; 0 in global reclaim gives all of it to file.
+#[test]
+fn scan_fraction_with_zero_costs_follows_swappiness() {
+    for (swappiness, expect) in [(60u32, [60u64, 140u64]), (200, [200, 0]), (0, [0, 200])] {
+        let mut cfg = MachineConfig::simple(4096);
+        cfg.swap = zram(1024);
+        cfg.swappiness = swappiness;
+        let (m, pol) = build(cfg);
+        let sc = ScanControl::new(32, None);
+        let (balance, fraction, denominator) = pol.scan_balance(&m, &sc);
+        assert_eq!(balance, ScanBalance::Fract, "swappiness {swappiness}");
+        assert_eq!(fraction, expect, "swappiness {swappiness}");
+        assert_eq!(denominator, 200, "swappiness {swappiness}");
+        assert_eq!(fraction, spec_fraction(swappiness as u64, 0, 0));
+    }
+}
+
+/// §4.7 steps 1–5, in their order: no swap → SCAN_FILE (even at swappiness 200 and priority 0);
+/// !may_swap → SCAN_FILE; cgroup reclaim at swappiness 0 → SCAN_FILE (global reclaim at 0 stays
+/// SCAN_FRACT); priority 0 → SCAN_EQUAL (unless swappiness is 0); then file_is_tiny → SCAN_ANON;
+/// then cache_trim_mode → SCAN_FILE.
+#[test]
+fn scan_balance_rules_apply_in_spec_order() {
+    // No swap at all.
+    let mut cfg = MachineConfig::simple(4096);
+    cfg.swappiness = 200;
+    let (m, pol) = build(cfg);
+    let mut sc = ScanControl::new(32, None);
+    assert_eq!(pol.scan_balance(&m, &sc).0, ScanBalance::File);
+    sc.priority = 0;
+    sc.file_is_tiny = true;
+    assert_eq!(pol.scan_balance(&m, &sc).0, ScanBalance::File);
+
+    // Swappiness 0: SCAN_FILE only for cgroup reclaim.
+    let mut cfg = MachineConfig::simple(4096);
+    cfg.swap = zram(1024);
+    cfg.swappiness = 0;
+    cfg.memcgs = vec![MemcgConfig::new("/a")];
+    let (m, pol) = build(cfg);
+    let a = m.memcg_by_path("/a").unwrap();
+    let sc = ScanControl::new(32, Some(a));
+    assert_eq!(pol.scan_balance(&m, &sc).0, ScanBalance::File);
+    let mut sc = ScanControl::new(32, None);
+    assert_eq!(
+        pol.scan_balance(&m, &sc),
+        (ScanBalance::Fract, [0, 200], 200)
+    );
+    sc.priority = 0;
+    assert_eq!(
+        pol.scan_balance(&m, &sc).0,
+        ScanBalance::Fract,
+        "priority 0 needs swappiness != 0 for SCAN_EQUAL"
+    );
+
+    // Default swappiness with swap.
+    let mut cfg = MachineConfig::simple(4096);
+    cfg.swap = zram(1024);
+    let (m, pol) = build(cfg);
+    let mut sc = ScanControl::new(32, None);
+    sc.may_swap = false;
+    assert_eq!(pol.scan_balance(&m, &sc).0, ScanBalance::File);
+    let mut sc = ScanControl::new(32, None);
+    sc.priority = 0;
+    sc.file_is_tiny = true;
+    sc.cache_trim_mode = true;
+    assert_eq!(pol.scan_balance(&m, &sc).0, ScanBalance::Equal);
+    sc.priority = 1;
+    assert_eq!(pol.scan_balance(&m, &sc).0, ScanBalance::Anon);
+    sc.file_is_tiny = false;
+    assert_eq!(pol.scan_balance(&m, &sc).0, ScanBalance::File);
+    sc.cache_trim_mode = false;
+    assert_eq!(pol.scan_balance(&m, &sc).0, ScanBalance::Fract);
+}
+
+/// §4.7 step 6 with a non-zero cost pair: the exact integer formula. anon_cost 10, file_cost 30,
+/// swappiness 60: t = 40, A = 50, F = 70, T = 120; ap = 60·121/51 = 142, fp = 140·121/71 = 238.
+/// A high anon cost shifts the weight to file.
+#[test]
+fn scan_fraction_with_costs_uses_the_exact_integer_formula() {
+    let mut cfg = MachineConfig::simple(4096);
+    cfg.swap = zram(1024);
+    let (m, pol) = build(cfg);
+    let mut sc = ScanControl::new(32, None);
+    for (anon_cost, file_cost, expect) in [
+        (10u64, 30u64, [142u64, 238u64]),
+        (1000, 0, [89, 419]),
+        (0, 1000, [179, 93]),
+        (7, 7, [60, 140]),
+    ] {
+        sc.anon_cost = anon_cost;
+        sc.file_cost = file_cost;
+        let (balance, fraction, denominator) = pol.scan_balance(&m, &sc);
+        assert_eq!(balance, ScanBalance::Fract);
+        assert_eq!(fraction, expect, "costs ({anon_cost}, {file_cost})");
+        assert_eq!(fraction, spec_fraction(60, anon_cost, file_cost));
+        assert_eq!(denominator, expect[0] + expect[1]);
+    }
+}
+
+/// §4.7, the per-list targets: scan = (size >> priority) · fraction[type] / denominator, and
+/// SCAN_EQUAL keeps size >> priority for every list.
+#[test]
+fn get_scan_count_scales_list_sizes_by_priority_and_fraction() {
+    let mut cfg = MachineConfig::simple(8192);
+    cfg.swap = zram(1024);
+    let (mut m, mut pol) = build(cfg);
+    let f = m.create_file("f", 800);
+    let p = m.create_process("p", 0, 400);
+    for i in 0..400 {
+        write_anon(&mut m, &mut pol, p, i);
+    }
+    for i in 0..800 {
+        read(&mut m, &mut pol, p, f, i);
+    }
+    drain(&mut m, &mut pol);
+    assert_eq!(lru(&pol), [400, 0, 800, 0, 0]);
+
+    let mut sc = ScanControl::new(32, None);
+    sc.priority = 2;
+    // (400 >> 2) · 60/200 = 30; (800 >> 2) · 140/200 = 140.
+    assert_eq!(pol.get_scan_count(&mut m, 0, 0, &mut sc), [30, 0, 140, 0]);
+    sc.anon_cost = 10;
+    sc.file_cost = 30;
+    // 100 · 142/380 = 37; 200 · 238/380 = 125.
+    assert_eq!(pol.get_scan_count(&mut m, 0, 0, &mut sc), [37, 0, 125, 0]);
+    sc.priority = 0;
+    assert_eq!(pol.get_scan_count(&mut m, 0, 0, &mut sc), [400, 0, 800, 0]);
+    let mut sc = ScanControl::new(32, None);
+    sc.priority = 2;
+    sc.may_swap = false;
+    assert_eq!(pol.get_scan_count(&mut m, 0, 0, &mut sc), [0, 0, 200, 0]);
+    check(&m, &pol);
+}
+
+// ------------------------------------------------------------------------------------------
+// §4.9: lru_note_cost
+// ------------------------------------------------------------------------------------------
+
+/// Builds 100 file pages with the 40 mapped (young) ones at the inactive tail, and 8 young anon
+/// pages, then rotates 8 anon, 10 file and 10 file pages through shrink_inactive_list (all KEEP:
+/// first-pass references). Returns (anon_cost, file_cost) after each of the three steps.
+fn rotation_costs(kernel: Kernel) -> [(u64, u64); 3] {
+    let (mut m, mut pol) = machine(4096, kernel, SwapConfig::None);
+    let mapped = m.create_file("mapped", 40);
+    let other = m.create_file("other", 60);
+    let p = m.create_process("p", 0, 8);
+    m.mmap_file(p, mapped, vm::SHARED);
+    for i in 0..40 {
+        load_mapped(&mut m, &mut pol, p, mapped, i);
+    }
+    for i in 0..60 {
+        read(&mut m, &mut pol, p, other, i);
+    }
+    for i in 0..8 {
+        write_anon(&mut m, &mut pol, p, i);
+    }
+    drain(&mut m, &mut pol);
+    assert_eq!(lru(&pol), [8, 0, 100, 0, 0]);
+    let cost = |pol: &Classic| (pol.lruvec(0, 0).anon_cost, pol.lruvec(0, 0).file_cost);
+    let mut out = [(0, 0); 3];
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 8), 0);
+    out[0] = cost(&pol);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 10), 0);
+    out[1] = cost(&pol);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 10), 0);
+    out[2] = cost(&pol);
+    assert_eq!(lru(&pol), [8, 0, 100, 0, 0], "every folio was kept");
+    check(&m, &pol);
+    out
+}
+
+/// §4.9: in v6.12 shrink_inactive_list charges nr_scanned − nr_reclaimed rotations; when
+/// anon_cost + file_cost exceeds a quarter of the lruvec's 4 evictable lists (108/4 = 27) both
+/// costs are halved. v6.1 charges only pages written (none here), so the costs stay 0.
+#[test]
+fn lru_note_cost_counts_rotations_in_6_12_only_and_halves_above_a_quarter() {
+    // 8 (≤ 27) → 8 + 10 = 18 (≤ 27) → 8 + 20 = 28 > 27: both halved to (4, 10).
+    assert_eq!(rotation_costs(Kernel::V6_12), [(8, 0), (8, 10), (4, 10)]);
+    assert_eq!(rotation_costs(Kernel::V6_1), [(0, 0); 3]);
+}
+
+/// §4.9 and §11: pages written by reclaim cost 32 each in v6.12 (plus rotations) and 1 each in
+/// v6.1. Four anon pages are kept once (young) and then swapped out to zram.
+#[test]
+fn lru_note_cost_weights_pageout_by_32_in_6_12_and_1_in_6_1() {
+    for (kernel, after_keep, after_swapout) in
+        [(Kernel::V6_12, 4, 4 + 4 * 32), (Kernel::V6_1, 0, 4)]
+    {
+        let (mut m, mut pol) = machine(4096, kernel, zram(256));
+        let f = m.create_file("f", 1000);
+        let p = m.create_process("p", 0, 4);
+        for i in 0..4 {
+            write_anon(&mut m, &mut pol, p, i);
+        }
+        for i in 0..1000 {
+            read(&mut m, &mut pol, p, f, i);
+        }
+        drain(&mut m, &mut pol);
+        assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 0);
+        assert_eq!(pol.lruvec(0, 0).anon_cost, after_keep, "{kernel}");
+        assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 4);
+        assert_eq!(m.vm.get(Vm::Pswpout), 4);
+        assert_eq!(pol.lruvec(0, 0).anon_cost, after_swapout, "{kernel}");
+        assert_eq!(pol.lruvec(0, 0).file_cost, 0);
+        check(&m, &pol);
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// §4.10: inactive_is_low and shrink_active_list
+// ------------------------------------------------------------------------------------------
+
+/// Reads `active` pages twice and `inactive` pages once from a fresh file (no reclaim).
+fn fill_file_lists(
+    m: &mut Machine,
+    pol: &mut Classic,
+    pid: u32,
+    active: u64,
+    inactive: u64,
+) -> u32 {
+    let f = m.create_file("lists", active + inactive);
+    for i in 0..active {
+        read(m, pol, pid, f, i);
+        read(m, pol, pid, f, i);
+    }
+    for i in active..active + inactive {
+        read(m, pol, pid, f, i);
+    }
+    drain(m, pol);
+    f
+}
+
+/// §4.10 below 1 GiB: the ratio is 1, so the inactive list is low only when it is smaller than
+/// the active one. One extra promotion flips the answer.
+#[test]
+fn inactive_is_low_below_1gib_means_inactive_smaller_than_active() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let p = m.create_process("p", 0, 0);
+    let f = fill_file_lists(&mut m, &mut pol, p, 10, 10);
+    assert_eq!(lru(&pol), [0, 0, 10, 10, 0]);
+    assert!(!pol.inactive_is_low(0, 0, LRU_INACTIVE_FILE), "10 vs 10");
+    read(&mut m, &mut pol, p, f, 10); // the second touch of an inactive page
+    drain(&mut m, &mut pol);
+    assert_eq!(lru(&pol), [0, 0, 9, 11, 0]);
+    assert!(pol.inactive_is_low(0, 0, LRU_INACTIVE_FILE), "9 vs 11");
+    assert!(
+        !pol.inactive_is_low(0, 0, LRU_INACTIVE_ANON),
+        "empty anon lists"
+    );
+    check(&m, &pol);
+}
+
+/// §4.10 at 1 GiB (ratio int_sqrt(10) = 3) and at 10 GiB (ratio int_sqrt(100) = 10), on real
+/// lists of a machine of that size. At each size the lists are built exactly on the boundary
+/// `inactive · ratio == active` (not low), then one folio is promoted (low). A ratio of 1 (no
+/// scaling) or any other ratio would give a different answer on one side of the boundary.
+#[test]
+fn inactive_is_low_uses_int_sqrt_of_10_gib_as_ratio() {
+    for (gib, ratio) in [(1u64, 3u64), (10, 10)] {
+        let total = gib << (30 - PAGE_SHIFT);
+        // The smallest inactive list that is not low: inactive · ratio >= active (equality at
+        // 1 GiB, where ratio + 1 divides the total), while one promotion makes it low.
+        let inactive = (total + ratio) / (ratio + 1);
+        let active = total - inactive;
+        assert!(inactive * ratio >= active && (inactive - 1) * ratio < active + 1);
+        let (mut m, mut pol) = machine(total + 20_000, Kernel::V6_12, SwapConfig::None);
+        let p = m.create_process("p", 0, 0);
+        let f = fill_file_lists(&mut m, &mut pol, p, active, inactive);
+        assert_eq!(lru(&pol), [0, 0, inactive, active, 0]);
+        assert_eq!(int_sqrt(10 * gib), ratio);
+        assert!(!spec_inactive_is_low(inactive, active));
+        assert!(
+            !pol.inactive_is_low(0, 0, LRU_INACTIVE_FILE),
+            "{gib} GiB: {inactive} · {ratio} >= {active}"
+        );
+        read(&mut m, &mut pol, p, f, active); // promote one inactive folio
+        drain(&mut m, &mut pol);
+        assert_eq!(lru(&pol), [0, 0, inactive - 1, active + 1, 0]);
+        assert!(spec_inactive_is_low(inactive - 1, active + 1));
+        assert!(
+            pol.inactive_is_low(0, 0, LRU_INACTIVE_FILE),
+            "{gib} GiB: {} · {ratio} < {}",
+            inactive - 1,
+            active + 1
+        );
+        // Plain "inactive < active" would call both states low.
+        assert!(inactive < active);
+        check(&m, &pol);
+    }
+}
+
+/// §4.10 shrink_active_list: an unmapped active folio is always deactivated (with
+/// PG_workingset set and PGDEACTIVATE, PGREFILL counted) even if it was read again; it keeps
+/// its PG_referenced, so one more read reactivates it at once.
+#[test]
+fn shrink_active_list_deactivates_unmapped_folios_and_keeps_pg_referenced() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let f = m.create_file("f", 4);
+    let p = m.create_process("p", 0, 0);
+    read(&mut m, &mut pol, p, f, 0);
+    read(&mut m, &mut pol, p, f, 0);
+    read(&mut m, &mut pol, p, f, 0); // active, referenced
+    drain(&mut m, &mut pol);
+    let pfn = page_of(&m, f, 0);
+    assert!(has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::REFERENCED));
+    shrink_active(&mut m, &mut pol, LRU_ACTIVE_FILE, 32);
+    assert!(!has(&m, pfn, pg::ACTIVE));
+    assert!(has(&m, pfn, pg::WORKINGSET) && has(&m, pfn, pg::REFERENCED));
+    assert_eq!(lru(&pol), [0, 0, 1, 0, 0]);
+    assert_eq!(m.vm.get(Vm::Pgdeactivate), 1);
+    assert_eq!(m.vm.get(Vm::Pgrefill), 1);
+    read(&mut m, &mut pol, p, f, 0);
+    drain(&mut m, &mut pol);
+    assert!(has(&m, pfn, pg::ACTIVE), "one read reactivates it");
+    assert_eq!(m.vm.get(Vm::Pgactivate), 1);
+    check(&m, &pol);
+}
+
+// ------------------------------------------------------------------------------------------
+// §4.12, §7: dirty and writeback file folios
+// ------------------------------------------------------------------------------------------
+
+/// §4.12 (PG_dirty branch), §7.2 and §7.4: direct reclaim does not free a dirty file folio: it
+/// sets PG_reclaim, counts nr_vmscan_immediate_reclaim, activates it and wakes the flusher
+/// (every isolated folio was unqueued dirty). When its writeback ends, folio_rotate_reclaimable
+/// moves it to the inactive tail with PG_active cleared (+pgrotated), so the next reclaim takes
+/// it before the clean folios that were added after it.
+#[test]
+fn dirty_file_folio_is_activated_then_rotated_to_inactive_tail_after_writeback() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let f = m.create_file("f", 8);
+    let p = m.create_process("p", 0, 0);
+    write_fd(&mut m, &mut pol, p, f, 0);
+    for i in 1..4 {
+        read(&mut m, &mut pol, p, f, i);
+    }
+    drain(&mut m, &mut pol);
+    let dirty = page_of(&m, f, 0);
+    assert!(has(&m, dirty, pg::DIRTY) && !has(&m, dirty, pg::REFERENCED));
+    assert_eq!(lru(&pol), [0, 0, 4, 0, 0]);
+
+    // The dirty folio is the inactive tail: the first folio reclaim looks at.
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 0);
+    assert_eq!(page_of(&m, f, 0), dirty, "not freed");
+    assert!(has(&m, dirty, pg::RECLAIM) && has(&m, dirty, pg::ACTIVE));
+    assert!(has(&m, dirty, pg::DIRTY));
+    assert_eq!(m.vm.get(Vm::NrVmscanImmediateReclaim), 1);
+    assert_eq!(m.vm.get(Vm::Pgactivate), 1);
+    assert_eq!(m.vm.get(Vm::NrVmscanWrite), 0, "reclaim did not write it");
+    assert_eq!(lru(&pol), [0, 0, 3, 1, 0]);
+    assert!(m.wb.start_all, "wakeup_flusher_threads(WB_REASON_VMSCAN)");
+
+    // The flusher writes it; the I/O completes.
+    enter(&mut m, 0);
+    m.flusher_run();
+    assert!(has(&m, dirty, pg::WRITEBACK) && !has(&m, dirty, pg::DIRTY));
+    assert!(
+        has(&m, dirty, pg::ACTIVE),
+        "still active while under writeback"
+    );
+    enter(&mut m, 0);
+    m.folio_end_writeback(&mut pol, dirty);
+    assert!(!has(&m, dirty, pg::ACTIVE) && !has(&m, dirty, pg::RECLAIM));
+    assert!(!has(&m, dirty, pg::WRITEBACK));
+    assert_eq!(m.vm.get(Vm::Pgrotated), 1);
+    assert_eq!(lru(&pol), [0, 0, 4, 0, 0]);
+
+    // The next reclaim of one folio takes it (it is the tail), not page 1.
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 1);
+    shadow_of(&m, f, 0);
+    for i in 1..4 {
+        page_of(&m, f, i);
+    }
+    assert_eq!(lru(&pol), [0, 0, 3, 0, 0]);
+    check(&m, &pol);
+}
+
+/// §4.12 writeback case 2 and §7.4: a file folio already under writeback when reclaim meets
+/// it is marked PG_reclaim and activated (nr_writeback), not waited on; its completion rotates
+/// it to the inactive tail.
+#[test]
+fn folio_under_writeback_is_marked_for_reclaim_and_rotated_on_completion() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let f = m.create_file("f", 8);
+    let p = m.create_process("p", 0, 0);
+    write_fd(&mut m, &mut pol, p, f, 0);
+    read(&mut m, &mut pol, p, f, 1);
+    drain(&mut m, &mut pol);
+    let pfn = page_of(&m, f, 0);
+    enter(&mut m, 0);
+    m.wakeup_flusher(true);
+    m.flusher_run();
+    assert!(has(&m, pfn, pg::WRITEBACK));
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 0);
+    assert!(has(&m, pfn, pg::RECLAIM) && has(&m, pfn, pg::ACTIVE));
+    assert_eq!(
+        m.vm.get(Vm::NrVmscanImmediateReclaim),
+        0,
+        "not the dirty branch"
+    );
+    assert_eq!(m.vm.get(Vm::Pgactivate), 1);
+    assert_eq!(lru(&pol), [0, 0, 1, 1, 0]);
+    enter(&mut m, 0);
+    m.folio_end_writeback(&mut pol, pfn);
+    assert_eq!(m.vm.get(Vm::Pgrotated), 1);
+    assert_eq!(lru(&pol), [0, 0, 2, 0, 0]);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 1);
+    shadow_of(&m, f, 0);
+    page_of(&m, f, 1);
+    check(&m, &pol);
+}
+
+// ------------------------------------------------------------------------------------------
+// §5: workingset refault detection
+// ------------------------------------------------------------------------------------------
+
+/// What one refault experiment saw.
+struct Refault {
+    m: Machine,
+    pol: Classic,
+    file: u32,
+    /// Distance and workingset size computed from the spec's formulas (§5.3).
+    distance: u64,
+    ws: u64,
+    age_before_refault: u64,
+}
+
+/// Builds `active` active file pages (file A, each read twice), `anon` inactive anon pages and
+/// 64 inactive file pages (file B, read once); evicts B0 (the inactive tail), then `n` more
+/// pages, then reads B0 again.
+fn refault_after(n: u64, active: u64, anon: u64, swap: SwapConfig) -> Refault {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, swap);
+    let a = m.create_file("a", active);
+    let b = m.create_file("b", 64);
+    let p = m.create_process("p", 0, anon);
+    for i in 0..anon {
+        write_anon(&mut m, &mut pol, p, i);
+    }
+    for i in 0..active {
+        read(&mut m, &mut pol, p, a, i);
+        read(&mut m, &mut pol, p, a, i);
+    }
+    drain(&mut m, &mut pol);
+    for i in 0..64 {
+        read(&mut m, &mut pol, p, b, i);
+    }
+    drain(&mut m, &mut pol);
+    assert_eq!(lru(&pol), [anon, 0, 64, active, 0]);
+
+    let clock = pol.lruvec(0, 0).nonresident_age;
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 1);
+    let (memcg, node, eviction, workingset) = Classic::unpack_shadow(shadow_of(&m, b, 0));
+    assert_eq!((memcg, node, workingset), (0, 0, false));
+    assert_eq!(eviction, clock, "the stamp is read before the clock ages");
+    assert_eq!(pol.lruvec(0, 0).nonresident_age, clock + 1);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, n), n);
+    assert_eq!(pol.lruvec(0, 0).nonresident_age, clock + 1 + n);
+
+    let now = pol.lruvec(0, 0).nonresident_age;
+    let distance = now.wrapping_sub(eviction) & EVICTION_MASK;
+    let l = lru(&pol);
+    let mut ws = l[LRU_ACTIVE_FILE];
+    if m.swap.nr_free() > 0 {
+        ws += l[LRU_ACTIVE_ANON] + l[LRU_INACTIVE_ANON];
+    }
+    assert_eq!(m.vm.get(Vm::WorkingsetRefaultFile), 0);
+    read(&mut m, &mut pol, p, b, 0);
+    Refault {
+        m,
+        pol,
+        file: b,
+        distance,
+        ws,
+        age_before_refault: now,
+    }
+}
+
+fn assert_refault_activated(mut r: Refault) {
+    assert!(r.distance <= r.ws);
+    let pfn = page_of(&r.m, r.file, 0);
+    assert!(has(&r.m, pfn, pg::ACTIVE), "a recent refault is activated");
+    assert!(has(&r.m, pfn, pg::IN_BATCH), "before it reaches the LRU");
+    assert_eq!(r.m.vm.get(Vm::WorkingsetRefaultFile), 1);
+    assert_eq!(r.m.vm.get(Vm::WorkingsetActivateFile), 1);
+    assert_eq!(r.m.vm.get(Vm::WorkingsetRestoreFile), 0);
+    assert_eq!(r.m.memcg_events_hier(0).get(Vm::WorkingsetActivateFile), 1);
+    assert_eq!(
+        r.m.vm.get(Vm::Pgactivate),
+        0,
+        "refault activation is not PGACTIVATE"
+    );
+    assert_eq!(
+        r.pol.lruvec(0, 0).nonresident_age,
+        r.age_before_refault + 1,
+        "the refault activation ages the clock"
+    );
+    let before = lru(&r.pol);
+    drain(&mut r.m, &mut r.pol);
+    let after = lru(&r.pol);
+    assert_eq!(after[LRU_ACTIVE_FILE], before[LRU_ACTIVE_FILE] + 1);
+    check(&r.m, &r.pol);
+}
+
+fn assert_refault_not_activated(mut r: Refault) {
+    assert!(r.distance > r.ws);
+    let pfn = page_of(&r.m, r.file, 0);
+    assert!(
+        !has(&r.m, pfn, pg::ACTIVE),
+        "a distant refault stays inactive"
+    );
+    assert_eq!(
+        r.m.vm.get(Vm::WorkingsetRefaultFile),
+        1,
+        "but it is counted"
+    );
+    assert_eq!(r.m.vm.get(Vm::WorkingsetActivateFile), 0);
+    assert_eq!(r.pol.lruvec(0, 0).nonresident_age, r.age_before_refault);
+    let before = lru(&r.pol);
+    drain(&mut r.m, &mut r.pol);
+    let after = lru(&r.pol);
+    assert_eq!(after[LRU_INACTIVE_FILE], before[LRU_INACTIVE_FILE] + 1);
+    assert_eq!(after[LRU_ACTIVE_FILE], before[LRU_ACTIVE_FILE]);
+    check(&r.m, &r.pol);
+}
+
+/// §5.2–5.4 without swap: ws = active_file = 20. Evicting B0 and then 19 more pages gives a
+/// refault distance of exactly 20 (inside: activated); 20 more gives 21 (outside: not).
+#[test]
+fn refault_inside_workingset_activates_and_outside_does_not() {
+    let r = refault_after(19, 20, 0, SwapConfig::None);
+    assert_eq!((r.distance, r.ws), (20, 20));
+    assert_refault_activated(r);
+    let r = refault_after(20, 20, 0, SwapConfig::None);
+    assert_eq!((r.distance, r.ws), (21, 20));
+    assert_refault_not_activated(r);
+}
+
+/// §5.3 with free swap: a file refault's workingset also counts all anon pages
+/// (ws = active_file + active_anon + inactive_anon = 20 + 0 + 5), so distance 21 is recent
+/// here although it was not without swap; distance 26 is not.
+#[test]
+fn refault_workingset_includes_anon_when_swap_is_free() {
+    let r = refault_after(20, 20, 5, zram(256));
+    assert_eq!((r.distance, r.ws), (21, 25));
+    assert_refault_activated(r);
+    let r = refault_after(25, 20, 5, zram(256));
+    assert_eq!((r.distance, r.ws), (26, 25));
+    assert_refault_not_activated(r);
+    // The same anon pages without swap do not count.
+    let r = refault_after(20, 20, 5, SwapConfig::None);
+    assert_eq!((r.distance, r.ws), (21, 20));
+    assert_refault_not_activated(r);
+}
+
+/// §5.4 restore and §4.9/§11: a folio deactivated by shrink_active_list gets PG_workingset; the
+/// bit travels in its shadow; its recent refault sets PG_workingset, counts
+/// workingset_restore_file and charges lru_note_cost_refault: 32 per page in v6.12, 1 in v6.1.
+#[test]
+fn workingset_restore_sets_pg_workingset_and_costs_32_in_6_12_and_1_in_6_1() {
+    for (kernel, cost) in [(Kernel::V6_12, 32u64), (Kernel::V6_1, 1u64)] {
+        let (mut m, mut pol) = machine(4096, kernel, SwapConfig::None);
+        let c = m.create_file("c", 1);
+        let a = m.create_file("a", 20);
+        let b = m.create_file("b", 200);
+        let p = m.create_process("p", 0, 0);
+        read(&mut m, &mut pol, p, c, 0);
+        read(&mut m, &mut pol, p, c, 0);
+        for i in 0..20 {
+            read(&mut m, &mut pol, p, a, i);
+            read(&mut m, &mut pol, p, a, i);
+        }
+        drain(&mut m, &mut pol);
+        assert_eq!(lru(&pol), [0, 0, 0, 21, 0]);
+        let c0 = page_of(&m, c, 0);
+        // c0 is the active tail: deactivated with PG_workingset.
+        shrink_active(&mut m, &mut pol, LRU_ACTIVE_FILE, 1);
+        assert!(has(&m, c0, pg::WORKINGSET) && !has(&m, c0, pg::ACTIVE));
+        assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 1);
+        let (_, _, _, workingset) = Classic::unpack_shadow(shadow_of(&m, c, 0));
+        assert!(workingset, "{kernel}: the shadow carries PG_workingset");
+        for i in 0..200 {
+            read(&mut m, &mut pol, p, b, i);
+        }
+        drain(&mut m, &mut pol);
+        assert_eq!(pol.lruvec(0, 0).file_cost, 0);
+        read(&mut m, &mut pol, p, c, 0);
+        let c0 = page_of(&m, c, 0);
+        assert!(
+            has(&m, c0, pg::ACTIVE) && has(&m, c0, pg::WORKINGSET),
+            "{kernel}"
+        );
+        assert_eq!(m.vm.get(Vm::WorkingsetActivateFile), 1);
+        assert_eq!(m.vm.get(Vm::WorkingsetRestoreFile), 1);
+        // 220 LRU pages: a quarter is 55, so no halving hides the cost.
+        assert_eq!(pol.lruvec(0, 0).file_cost, cost, "{kernel}");
+        assert_eq!(pol.lruvec(0, 0).anon_cost, 0);
+        drain(&mut m, &mut pol);
+        check(&m, &pol);
+    }
+}
+
+/// §5.2: shadow entries pack (timestamp, memcg id, node, workingset) into an xarray value entry
+/// (low bit set) and unpack to the same fields; the timestamp keeps 64 − EVICTION_SHIFT = 40
+/// bits, so the clock wraps modulo 2^40.
+#[test]
+fn shadow_entry_pack_unpack_round_trips() {
+    for &(memcg, node, eviction, ws) in &[
+        (0u16, 0u8, 0u64, false),
+        (1, 0, 1, true),
+        (65_535, 63, EVICTION_MASK, true),
+        (4095, 7, 123_456_789, false),
+        (17, 1, (1u64 << 40) - 2, true),
+    ] {
+        let s = Classic::pack_shadow(memcg, node, eviction, ws);
+        assert_eq!(s & 1, 1, "an xarray value entry");
+        assert_eq!(Classic::unpack_shadow(s), (memcg, node, eviction, ws));
+    }
+    assert_eq!(EVICTION_MASK, (1u64 << 40) - 1);
+    let wrapped = Classic::pack_shadow(3, 2, (1u64 << 40) + 5, false);
+    assert_eq!(Classic::unpack_shadow(wrapped), (3, 2, 5, false));
+}
+
+// ------------------------------------------------------------------------------------------
+// §6.1: memcg charging, limit reclaim and the memcg OOM killer
+// ------------------------------------------------------------------------------------------
+
+/// A memcg "/a" with memory.max = 64 pages and no swap; `q` owns 40 anon pages and `p` 24, so the
+/// memcg is at its limit and nothing in it is reclaimable (anon without swap: SCAN_FILE, and
+/// the file lists are empty).
+fn full_memcg(kernel: Kernel) -> (Machine, Classic, u16, u32, u32) {
+    let mut cfg = MachineConfig::simple(4096);
+    cfg.kernel = kernel;
+    cfg.memcgs = vec![MemcgConfig::new("/a").with_max(64)];
+    let (mut m, mut pol) = build(cfg);
+    let a = m.memcg_by_path("/a").unwrap();
+    let q = m.create_process("q", a, 40);
+    let p = m.create_process("p", a, 25);
+    for i in 0..40 {
+        write_anon(&mut m, &mut pol, q, i);
+    }
+    for i in 0..24 {
+        write_anon(&mut m, &mut pol, p, i);
+    }
+    assert_eq!(m.memcgs[a as usize].usage, 64);
+    assert_eq!(m.memcg_events_hier(a).get(Vm::MemcgMax), 0);
+    (m, pol, a, p, q)
+}
+
+/// §6.1: a charge over memory.max that reclaim cannot help calls try_to_free_mem_cgroup_pages
+/// once, once more after draining the charge stocks, then MAX_RECLAIM_RETRIES (16) more times,
+/// each recorded as a memory.events "max" event, and only then invokes the memcg OOM killer
+/// ("oom" +1). The killer picks the larger task `q`; the charge then succeeds.
+#[test]
+fn memcg_oom_fires_after_max_reclaim_retries_without_progress_and_not_before() {
+    for kernel in [Kernel::V6_1, Kernel::V6_12] {
+        let (mut m, mut pol, a, p, q) = full_memcg(kernel);
+        enter(&mut m, p);
+        let out = m.access(
+            &mut pol,
+            p,
+            PageRef::Anon { page: 24 },
+            Op::Write,
+            Via::Mmap,
+        );
+        assert!(out.is_some(), "{kernel}: p survives, q was the victim");
+        let ev = m.memcg_events_hier(a);
+        // 1 first attempt + 1 after drain_all_stock + 16 retries.
+        assert_eq!(
+            ev.get(Vm::MemcgMax),
+            2 + MAX_RECLAIM_RETRIES as u64,
+            "{kernel}: reclaim attempts before the OOM kill"
+        );
+        assert_eq!(ev.get(Vm::MemcgOom), 1, "{kernel}");
+        assert_eq!(ev.get(Vm::MemcgOomKill), 1, "{kernel}");
+        assert_eq!(m.vm.get(Vm::OomKill), 1, "{kernel}");
+        assert_eq!(m.oom_victims, vec![q], "{kernel}");
+        assert!(!m.procs[q as usize].alive && m.procs[p as usize].alive);
+        assert_eq!(m.memcgs[a as usize].usage, 25, "{kernel}");
+        assert_eq!(m.memcgs[a as usize].usage, m.procs[p as usize].rss);
+        // Nothing was reclaimable, so nothing was scanned.
+        assert_eq!(ev.get(Vm::PgstealDirect), 0);
+        check(&m, &pol);
+    }
+}
+
+/// §6.1: when the only task in the memcg is the one charging, the OOM killer kills it: the
+/// access does not complete, and it still took 18 reclaim attempts to get there.
+#[test]
+fn memcg_oom_kills_the_charging_task_when_it_is_the_only_one() {
+    let mut cfg = MachineConfig::simple(4096);
+    cfg.memcgs = vec![MemcgConfig::new("/a").with_max(32)];
+    let (mut m, mut pol) = build(cfg);
+    let a = m.memcg_by_path("/a").unwrap();
+    let p = m.create_process("p", a, 33);
+    for i in 0..32 {
+        write_anon(&mut m, &mut pol, p, i);
+    }
+    enter(&mut m, p);
+    let out = m.access(
+        &mut pol,
+        p,
+        PageRef::Anon { page: 32 },
+        Op::Write,
+        Via::Mmap,
+    );
+    assert!(out.is_none(), "the charging task was killed");
+    let ev = m.memcg_events_hier(a);
+    assert_eq!(ev.get(Vm::MemcgMax), 18);
+    assert_eq!(ev.get(Vm::MemcgOom), 1);
+    assert_eq!(m.vm.get(Vm::OomKill), 1);
+    assert_eq!(m.oom_victims, vec![p]);
+    assert_eq!(m.memcgs[a as usize].usage, 0);
+    check(&m, &pol);
+}
+
+/// §6.1: a charge whose limit reclaim frees pages (clean page cache in the memcg) succeeds on the
+/// next attempt: one "max" event, no OOM.
+#[test]
+fn memcg_charge_that_reclaim_makes_room_for_does_not_oom() {
+    let mut cfg = MachineConfig::simple(4096);
+    cfg.memcgs = vec![MemcgConfig::new("/b").with_max(64)];
+    let (mut m, mut pol) = build(cfg);
+    let b = m.memcg_by_path("/b").unwrap();
+    let f = m.create_file("f", 32);
+    let p = m.create_process("p", b, 33);
+    for i in 0..32 {
+        write_anon(&mut m, &mut pol, p, i);
+        read(&mut m, &mut pol, p, f, i);
+    }
+    assert_eq!(m.memcgs[b as usize].usage, 64);
+    write_anon(&mut m, &mut pol, p, 32);
+    let ev = m.memcg_events_hier(b);
+    assert_eq!(ev.get(Vm::MemcgMax), 1);
+    assert_eq!(ev.get(Vm::MemcgOom), 0);
+    assert_eq!(m.vm.get(Vm::OomKill), 0);
+    assert!(m.oom_victims.is_empty());
+    assert!(
+        ev.get(Vm::PgstealDirect) > 0,
+        "limit reclaim freed page cache"
+    );
+    assert!(m.memcgs[b as usize].usage <= 64);
+    assert_eq!(m.procs[p as usize].rss, 33);
+    check(&m, &pol);
+}
