@@ -83,6 +83,13 @@ struct WorkloadArgs {
     /// Check every invariant after every event (slow).
     #[arg(long)]
     check: bool,
+    /// vm.swappiness (0-200).
+    #[arg(long)]
+    swappiness: Option<u32>,
+    /// Override a cost of the simulated clock, e.g. --cost zram_compress_ns=2000 (repeatable;
+    /// names as in docs/model.md, "Costs").
+    #[arg(long, value_name = "NAME=NS")]
+    cost: Vec<String>,
 }
 
 #[derive(Args)]
@@ -146,8 +153,44 @@ fn main() -> ExitCode {
     }
 }
 
-/// Builds the scenario named on the command line, or one replaying a trace.
+/// Builds the scenario named on the command line (or a trace replay), with the overrides.
 fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
+    let mut scn = base_workload(w)?;
+    if let Some(s) = w.swappiness {
+        scn.machine.swappiness = s;
+    }
+    for c in &w.cost {
+        apply_cost(&mut scn.machine.cost, c)?;
+    }
+    scn.machine.validate()?;
+    Ok(scn)
+}
+
+/// Sets one field of the cost profile from "name=nanoseconds".
+fn apply_cost(cost: &mut reclaimlab::machine::CostProfile, spec: &str) -> Result<(), String> {
+    let (name, value) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("--cost '{spec}' is not NAME=NS"))?;
+    let ns: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("--cost {name}: '{value}' is not a number of nanoseconds"))?;
+    let mut v = serde_json::to_value(&*cost).map_err(|e| e.to_string())?;
+    let obj = v.as_object_mut().expect("CostProfile is a struct");
+    if !obj.contains_key(name.trim()) {
+        let names: Vec<&str> = obj.keys().map(|k| k.as_str()).collect();
+        return Err(format!(
+            "unknown cost '{name}' (expected one of {})",
+            names.join(", ")
+        ));
+    }
+    obj.insert(name.trim().to_string(), ns.into());
+    *cost = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The scenario or trace replay named on the command line, before overrides.
+fn base_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     match (&w.scenario, &w.trace) {
         (Some(_), Some(_)) => Err("give a scenario or --trace, not both".into()),
         (None, None) => Err("no scenario given (see `reclaimlab scenarios`) and no --trace".into()),

@@ -519,6 +519,9 @@ impl Engine {
         let elapsed = m.ctx.elapsed.max(NS_PER_JIFFY / 100);
         let n = &m.nodes[node as usize];
         if m.pgdat_balanced(node) || n.kswapd_failures >= MAX_RECLAIM_RETRIES {
+            if m.pgdat_balanced(node) {
+                crate::machine::vmscan::clear_pgdat_congested(m, node);
+            }
             m.nodes[node as usize].kswapd_awake = false;
             self.kswapd_slept_at[node as usize] = Some(t + elapsed);
         } else {

@@ -228,7 +228,11 @@ impl MachineConfig {
                 return Err("zram compress_ratio must be >= 1".into());
             }
         }
-        for dev in [&self.file_device] {
+        let swap_dev = match &self.swap {
+            SwapConfig::Device { device, .. } => Some(device),
+            _ => None,
+        };
+        for dev in std::iter::once(&self.file_device).chain(swap_dev) {
             if dev.bandwidth_bytes_per_s == 0 || dev.queue_depth == 0 {
                 return Err(format!(
                     "device {} needs bandwidth and queue depth",

@@ -31,15 +31,25 @@ impl Machine {
         via: Via,
     ) -> Option<AccessOutcome> {
         self.spend(self.cfg.cost.cpu_access_ns);
+        // The task runs: lru_gen_use_mm marks its mm for every node's next walk.
+        self.procs[pid as usize].mm_used = !0;
         let write = op == Op::Write;
         let out = match (page, via) {
-            (PageRef::Anon { page }, _) => self.access_anon(pol, pid, 0, page, write),
-            (PageRef::File { file, page }, Via::Fd) => self.access_fd(pol, pid, file, page, write),
+            (PageRef::Anon { page }, _) => {
+                self.enter_fault(pid, 0);
+                self.access_anon(pol, pid, 0, page, write)
+            }
+            (PageRef::File { file, page }, Via::Fd) => {
+                self.ctx.in_lru_fault = false;
+                self.access_fd(pol, pid, file, page, write)
+            }
             (PageRef::File { file, page }, Via::Mmap) => {
                 let vma = self.file_vma_or_map(pid, file);
+                self.enter_fault(pid, vma);
                 self.access_mapped_file(pol, pid, vma, file, page, write)
             }
         };
+        self.ctx.in_lru_fault = false;
         if out.is_some() {
             self.handle_over_high(pol);
         }
@@ -47,6 +57,11 @@ impl Machine {
             return None;
         }
         out
+    }
+
+    /// `lru_gen_enter_fault`: a fault on a vma with recency places new folios as active.
+    fn enter_fault(&mut self, pid: u32, vma: u16) {
+        self.ctx.in_lru_fault = self.procs[pid as usize].vmas[vma as usize].has_recency();
     }
 
     /// The node new pages of the current CPU come from (`numa_node_id`).
@@ -93,8 +108,9 @@ impl Machine {
 
     /// Installs a PTE for a folio and accounts the mapping.
     fn map_folio(&mut self, pid: u32, vma: u16, index: u64, pfn: Pfn, dirty: bool) {
-        self.procs[pid as usize].vmas[vma as usize].ptes[index as usize] =
-            Pte::present(pfn, true, dirty);
+        let v = &mut self.procs[pid as usize].vmas[vma as usize];
+        v.ptes[index as usize] = Pte::present(pfn, false, false);
+        v.touch(index, dirty);
         self.procs[pid as usize].rss += 1;
         self.folios[pfn as usize].mapcount += 1;
     }
@@ -122,11 +138,7 @@ impl Machine {
         self.ensure_vma_size(pid, vma, index);
         let pte = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
         if pte.is_present() {
-            let p = &mut self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
-            p.mkyoung();
-            if write {
-                p.mkdirty();
-            }
+            self.procs[pid as usize].vmas[vma as usize].touch(index, write);
             return Some(AccessOutcome {
                 hit: true,
                 major: false,
@@ -260,7 +272,11 @@ impl Machine {
             self.folio_mark_dirty(pfn);
             self.balance_dirty_pages();
         } else {
-            pol.folio_mark_accessed(self, pfn);
+            // filemap_read marks a folio once per run of reads within it (pos_same_folio).
+            let prev = self.files[file as usize].ra_prev.replace((pid, index));
+            if prev != Some((pid, index)) {
+                pol.folio_mark_accessed(self, pfn);
+            }
         }
         Some(AccessOutcome {
             hit,
@@ -322,11 +338,11 @@ impl Machine {
             if pte.is_swap() || self.folios[pfn as usize].is_anon() {
                 return self.access_anon(pol, pid, vma, index, write);
             }
-            let p = &mut self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
-            p.mkyoung();
-            if write && !p.dirty() {
+            let v = &mut self.procs[pid as usize].vmas[vma as usize];
+            let was_dirty = v.ptes[index as usize].dirty();
+            v.touch(index, write);
+            if write && !was_dirty {
                 // Write-protect fault on a clean shared page: do_page_mkwrite dirties it.
-                p.mkdirty();
                 self.count_fault(pid, false);
                 self.folio_mark_dirty(pfn);
                 self.balance_dirty_pages();

@@ -8,6 +8,11 @@ impl Machine {
     /// `folio_add_lru`: queue in this CPU's lru_add batch; flush when it is full.
     pub fn folio_add_lru(&mut self, pol: &mut dyn Policy, pfn: Pfn) {
         let cpu = self.ctx.cpu as usize;
+        // MGLRU: a folio added while faulting on a vma with recency starts active.
+        if pol.is_lru_gen() && self.ctx.in_lru_fault && !self.folios[pfn as usize].test(pg::MLOCKED)
+        {
+            self.folios[pfn as usize].set(pg::ACTIVE);
+        }
         self.folios[pfn as usize].set(pg::IN_BATCH);
         self.lru_add_batch[cpu].push(pfn);
         if self.lru_add_batch[cpu].len() >= self.kernel.lru_batch_size() {

@@ -138,6 +138,7 @@ impl Machine {
     /// nothing could be killed).
     pub fn try_charge(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> bool {
         let mut retries = MAX_RECLAIM_RETRIES;
+        let mut drained = false;
         loop {
             let Some(over) = self.page_counter_try_charge(memcg, nr) else {
                 self.note_over_high(memcg, nr);
@@ -147,6 +148,12 @@ impl Machine {
             let reclaimed =
                 super::vmscan::try_to_free_mem_cgroup_pages(self, pol, over, nr, true, false, None);
             if self.memcg_margin(over) >= nr {
+                continue;
+            }
+            // drain_all_stock: the per-CPU charge stocks are not modelled, but the kernel still
+            // retries (and so reclaims) once more after draining them.
+            if !drained {
+                drained = true;
                 continue;
             }
             if reclaimed > 0 && nr <= 8 {
@@ -329,18 +336,17 @@ impl Machine {
         let mut done = 0;
         let mut retries = MAX_RECLAIM_RETRIES;
         while done < nr_pages {
-            if retries == 1 {
+            // The final attempt drains the per-CPU LRU caches first.
+            if retries == 0 {
                 self.lru_add_drain_all(pol);
             }
             let batch = self.kernel.memory_reclaim_batch(nr_pages - done);
             let r = super::vmscan::try_to_free_mem_cgroup_pages(
                 self, pol, memcg, batch, true, true, swappiness,
             );
-            if r == 0 {
-                retries -= 1;
-                if retries == 0 {
-                    return Err("EAGAIN");
-                }
+            // `if (!reclaimed && !nr_retries--) return -EAGAIN`: 17 fruitless calls.
+            if r == 0 && !post_decrement(&mut retries) {
+                return Err("EAGAIN");
             }
             done += r;
         }
@@ -352,13 +358,13 @@ impl Machine {
     pub fn set_memory_high(&mut self, pol: &mut dyn Policy, memcg: u16, high: u64) {
         self.memcgs[memcg as usize].high = high;
         let mut nr_retries = MAX_RECLAIM_RETRIES;
-        while self.memcgs[memcg as usize].usage > high && nr_retries > 0 {
+        while self.memcgs[memcg as usize].usage > high {
             let over = self.memcgs[memcg as usize].usage - high;
             let r = super::vmscan::try_to_free_mem_cgroup_pages(
                 self, pol, memcg, over, true, false, None,
             );
-            if r == 0 {
-                nr_retries -= 1;
+            if r == 0 && !post_decrement(&mut nr_retries) {
+                break;
             }
         }
     }
@@ -408,6 +414,13 @@ pub fn effective_protection(
     } else {
         protected
     }
+}
+
+/// The kernel's `nr_retries--` in a condition: true if retries were left (and uses one).
+fn post_decrement(retries: &mut u32) -> bool {
+    let left = *retries > 0;
+    *retries = retries.saturating_sub(1);
+    left
 }
 
 /// Is `memcg` equal to `ancestor` or below it (`mem_cgroup_is_descendant`)?

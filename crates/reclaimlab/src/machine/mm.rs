@@ -95,6 +95,53 @@ pub struct Vma {
     pub kind: VmaKind,
     pub flags: u32,
     pub ptes: Vec<Pte>,
+    /// The accessed bit of each non-leaf PMD entry (one per 512 PTEs), which x86 hardware sets
+    /// when it walks through it (`arch_has_hw_nonleaf_pmd_young`).
+    pub pmd_young: Vec<bool>,
+}
+
+/// PTEs per PTE table (one PMD entry).
+pub const PTRS_PER_PTE: u64 = 512;
+
+impl Vma {
+    pub fn new(kind: VmaKind, flags: u32, pages: u64) -> Vma {
+        Vma {
+            kind,
+            flags,
+            ptes: vec![Pte::NONE; pages as usize],
+            pmd_young: vec![false; pages.div_ceil(PTRS_PER_PTE) as usize],
+        }
+    }
+    /// Grows the page table to cover `index`.
+    pub fn ensure(&mut self, index: u64) {
+        if index as usize >= self.ptes.len() {
+            self.ptes.resize(index as usize + 1, Pte::NONE);
+            self.pmd_young
+                .resize((index + 1).div_ceil(PTRS_PER_PTE) as usize, false);
+        }
+    }
+    /// The hardware sets the PTE's accessed (and dirty) bit, and the PMD's accessed bit.
+    #[inline]
+    pub fn touch(&mut self, index: u64, write: bool) {
+        let p = &mut self.ptes[index as usize];
+        p.mkyoung();
+        if write {
+            p.mkdirty();
+        }
+        self.pmd_young[(index / PTRS_PER_PTE) as usize] = true;
+    }
+    /// `vma_has_recency`: no MADV_SEQUENTIAL / MADV_RANDOM hint.
+    pub fn has_recency(&self) -> bool {
+        self.flags & (vm::SEQ_READ | vm::RAND_READ) == 0
+    }
+}
+
+/// Where a PTE lives: process, vma and page index inside the vma.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PteLoc {
+    pub pid: u32,
+    pub vma: u16,
+    pub index: u64,
 }
 
 /// A process (`mm_struct` and its tasks).
@@ -109,6 +156,8 @@ pub struct Process {
     pub swapents: u64,
     pub oom_score_adj: i32,
     pub name: String,
+    /// Per-node "ran since the last page-table walk" bits (`lru_gen_use_mm`).
+    pub mm_used: u64,
 }
 
 impl Process {
@@ -138,15 +187,12 @@ impl Machine {
             pid,
             memcg,
             alive: true,
-            vmas: vec![Vma {
-                kind: VmaKind::Anon,
-                flags: 0,
-                ptes: vec![Pte::NONE; anon_pages as usize],
-            }],
+            vmas: vec![Vma::new(VmaKind::Anon, 0, anon_pages)],
             rss: 0,
             swapents: 0,
             oom_score_adj: 0,
             name: name.to_string(),
+            mm_used: !0,
         });
         pid
     }
@@ -156,11 +202,8 @@ impl Machine {
         let pages = self.files[file as usize].size_pages as usize;
         let p = &mut self.procs[pid as usize];
         let idx = p.vmas.len() as u16;
-        p.vmas.push(Vma {
-            kind: VmaKind::File { file },
-            flags,
-            ptes: vec![Pte::NONE; pages],
-        });
+        p.vmas
+            .push(Vma::new(VmaKind::File { file }, flags, pages as u64));
         self.files[file as usize].mmaps.push((pid, idx));
         idx
     }
@@ -174,10 +217,7 @@ impl Machine {
 
     /// Grows a vma's page table to cover `index`.
     pub fn ensure_vma_size(&mut self, pid: u32, vma: u16, index: u64) {
-        let v = &mut self.procs[pid as usize].vmas[vma as usize];
-        if index as usize >= v.ptes.len() {
-            v.ptes.resize(index as usize + 1, Pte::NONE);
-        }
+        self.procs[pid as usize].vmas[vma as usize].ensure(index);
     }
 
     /// `folio_referenced`: test and clear the young bit of every PTE mapping the folio, counting
@@ -190,13 +230,15 @@ impl Machine {
         }
         let skip_no_recency = self.kernel.skips_vmas_without_recency();
         let memcgs = &self.memcgs;
+        let young_ptes = &mut self.young_ptes;
+        young_ptes.clear();
         let mut locked = false;
-        let visited = rmap_walk(
+        let visited = rmap_walk_all(
             &mut self.procs,
             &self.files,
             pfn,
             folio.owner,
-            |pte, flags, mm_memcg| {
+            |pte, flags, loc, mm_memcg| {
                 if let Some(t) = memcg {
                     if !super::memcg::is_descendant(memcgs, mm_memcg, t) {
                         return true;
@@ -215,6 +257,7 @@ impl Machine {
                 if young && flags & vm::SEQ_READ == 0 {
                     r.referenced += 1;
                     r.vm_flags |= flags;
+                    young_ptes.push(loc);
                 }
                 true
             },
@@ -391,14 +434,15 @@ impl Machine {
 /// it is freed when the write ends.
 pub const ORPHAN_PID: u32 = u32::MAX;
 
-/// The rmap walk (`rmap_walk_anon` / `rmap_walk_file`): calls `f(pte, vma_flags, pid, mm_memcg)`
-/// on every live PTE mapping `pfn` until it returns false. Returns the number of PTEs looked at.
+/// The rmap walk (`rmap_walk_anon` / `rmap_walk_file`): calls `f(pte, vma_flags, where,
+/// mm_memcg)` on every live PTE mapping `pfn` until it returns false. Returns the number of
+/// PTEs looked at.
 fn rmap_walk_all(
     procs: &mut [Process],
     files: &[super::File],
     pfn: Pfn,
     owner: Owner,
-    mut f: impl FnMut(&mut Pte, u32, u32, u16) -> bool,
+    mut f: impl FnMut(&mut Pte, u32, PteLoc, u16) -> bool,
 ) -> u64 {
     match owner {
         Owner::Anon { pid, vma, index } if pid != ORPHAN_PID => {
@@ -408,7 +452,7 @@ fn rmap_walk_all(
             let flags = v.flags;
             let pte = &mut v.ptes[index as usize];
             if pte.is_present() && pte.pfn() == pfn {
-                f(pte, flags, pid, memcg);
+                f(pte, flags, PteLoc { pid, vma, index }, memcg);
             }
             1
         }
@@ -424,7 +468,8 @@ fn rmap_walk_all(
                 let flags = v.flags;
                 if let Some(pte) = v.ptes.get_mut(index as usize) {
                     visited += 1;
-                    if pte.is_present() && pte.pfn() == pfn && !f(pte, flags, pid, memcg) {
+                    let loc = PteLoc { pid, vma, index };
+                    if pte.is_present() && pte.pfn() == pfn && !f(pte, flags, loc, memcg) {
                         break;
                     }
                 }
@@ -435,17 +480,6 @@ fn rmap_walk_all(
     }
 }
 
-/// [`rmap_walk_all`] passing the mm's memcg.
-fn rmap_walk(
-    procs: &mut [Process],
-    files: &[super::File],
-    pfn: Pfn,
-    owner: Owner,
-    mut f: impl FnMut(&mut Pte, u32, u16) -> bool,
-) -> u64 {
-    rmap_walk_all(procs, files, pfn, owner, |pte, fl, _, mc| f(pte, fl, mc))
-}
-
 /// [`rmap_walk_all`] passing the pid.
 fn rmap_walk_pids(
     procs: &mut [Process],
@@ -454,5 +488,7 @@ fn rmap_walk_pids(
     owner: Owner,
     mut f: impl FnMut(&mut Pte, u32, u32) -> bool,
 ) -> u64 {
-    rmap_walk_all(procs, files, pfn, owner, |pte, fl, pid, _| f(pte, fl, pid))
+    rmap_walk_all(procs, files, pfn, owner, |pte, fl, loc, _| {
+        f(pte, fl, loc.pid)
+    })
 }

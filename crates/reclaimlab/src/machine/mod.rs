@@ -168,8 +168,10 @@ pub struct File {
     pub dirtied_when: u64,
     /// Every (pid, vma) mapping this file: the `i_mmap` tree of rmap_walk_file.
     pub mmaps: Vec<(u32, u16)>,
-    /// Memcg that first charged the file's pages, for fd access without a memcg.
     pub size_pages: u64,
+    /// The page and reader of the last read() (`file->f_ra.prev_pos`; one open file per file
+    /// is modelled): consecutive reads of the same page mark it accessed once.
+    pub ra_prev: Option<(u32, u64)>,
 }
 
 /// One xarray slot of a page cache or the swap cache.
@@ -192,6 +194,9 @@ pub struct Ctx {
     pub is_flusher: bool,
     /// Set when the current task was OOM-killed during the operation.
     pub killed: bool,
+    /// Inside a page fault on a vma with recency (`current->in_lru_fault`, set by
+    /// `lru_gen_enter_fault`): MGLRU places new folios as active.
+    pub in_lru_fault: bool,
     /// Pages charged over memory.high during this operation (`memcg_nr_pages_over_high`).
     pub over_high: u64,
     pub over_high_memcg: u16,
@@ -230,6 +235,11 @@ pub struct Machine {
     pub wb: writeback::WritebackState,
     /// Processes killed by the OOM killer, in order.
     pub oom_victims: Vec<u32>,
+    /// The young PTEs the last `folio_referenced` found (for MGLRU's look-around).
+    pub young_ptes: Vec<mm::PteLoc>,
+    /// LRUVEC_NODE_CONGESTED / LRUVEC_CGROUP_CONGESTED per (memcg, node) lruvec (a single
+    /// LRUVEC_CONGESTED in v6.1, modelled as either bit).
+    pub lruvec_congested: Vec<[bool; 2]>,
 }
 
 impl Machine {
@@ -274,6 +284,8 @@ impl Machine {
             lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
             wb: writeback::WritebackState::default(),
             oom_victims: Vec::new(),
+            young_ptes: Vec::with_capacity(8),
+            lruvec_congested: Vec::new(),
             kernel,
             cfg,
         };
@@ -311,6 +323,15 @@ impl Machine {
 
     pub fn nr_nodes(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// The congestion flags of a (memcg, node) lruvec: [NODE, CGROUP].
+    pub fn congested(&mut self, memcg: u16, node: u8) -> &mut [bool; 2] {
+        let i = memcg as usize * self.nodes.len() + node as usize;
+        if self.lruvec_congested.len() <= i {
+            self.lruvec_congested.resize(i + 1, [false; 2]);
+        }
+        &mut self.lruvec_congested[i]
     }
 
     /// The node a pfn belongs to.
@@ -360,6 +381,7 @@ impl Machine {
             dirtied_when: 0,
             mmaps: Vec::new(),
             size_pages,
+            ra_prev: None,
         });
         id
     }

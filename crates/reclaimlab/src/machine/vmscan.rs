@@ -523,8 +523,10 @@ fn kswapd_shrink_node(
     }
 }
 
-/// `clear_pgdat_congested`, run when kswapd finds the node balanced.
+/// `clear_pgdat_congested`, run by `prepare_kswapd_sleep` when kswapd finds the node
+/// balanced: the root lruvec's congestion bits and PGDAT_DIRTY / PGDAT_WRITEBACK.
 pub fn clear_pgdat_congested(m: &mut Machine, node: u8) {
+    *m.congested(0, node) = [false; 2];
     let n = &mut m.nodes[node as usize];
     n.pgdat_dirty = false;
     n.pgdat_writeback = false;

@@ -35,9 +35,6 @@ pub struct Lruvec {
     pub hier_activate: [u64; 2],
     /// Pages counted on the (unlinked) unevictable list.
     pub unevictable: u64,
-    /// LRUVEC_NODE_CONGESTED / LRUVEC_CGROUP_CONGESTED (one LRUVEC_CONGESTED in v6.1).
-    pub node_congested: bool,
-    pub cgroup_congested: bool,
 }
 
 /// The classical LRU policy.
@@ -46,8 +43,9 @@ pub struct Classic {
     nodes: usize,
     lists: Lists,
     lruvecs: Vec<Lruvec>,
-    /// Shared per-node memcg iterator position for partial walks (v6.12).
-    iter_pos: Vec<usize>,
+    /// Shared memcg iterator position per (reclaim root, node) for partial walks (v6.12,
+    /// `mem_cgroup_nodeinfo(root, nid)->iter`).
+    iter_pos: std::collections::BTreeMap<(u16, u8), usize>,
     /// Reused buffers: isolation never allocates after warm-up.
     scratch: Vec<Pfn>,
     scratch2: Vec<Pfn>,
@@ -76,7 +74,7 @@ impl Classic {
             nodes,
             lists: Lists::new(m.folios.len(), 0),
             lruvecs: Vec::new(),
-            iter_pos: vec![0; nodes],
+            iter_pos: Default::default(),
             scratch: Vec::with_capacity(64),
             scratch2: Vec::with_capacity(64),
         };
@@ -635,8 +633,8 @@ impl Classic {
         let root = sc.root();
         let partial = self.kernel.partial_memcg_walk() && !sc.is_kswapd && !sc.memcg_full_walk;
         let order = m.memcg_subtree(root);
-        let start = if partial && root == 0 {
-            self.iter_pos[node as usize].min(order.len())
+        let start = if partial {
+            self.iter_pos.get(&(root, node)).copied().unwrap_or(0)
         } else {
             0
         };
@@ -655,23 +653,12 @@ impl Classic {
             }
             self.shrink_lruvec(m, memcg, node, sc);
             if partial && sc.nr_reclaimed >= sc.nr_to_reclaim {
-                if root == 0 {
-                    self.iter_pos[node as usize] = i + 1;
-                }
+                self.iter_pos.insert((root, node), i + 1);
                 return;
             }
         }
-        if partial && root == 0 {
-            self.iter_pos[node as usize] = 0;
-        }
-    }
-
-    fn set_congested(&mut self, root: u16, node: u8, cgroup: bool) {
-        let i = self.lv(root, node);
-        if cgroup {
-            self.lruvecs[i].cgroup_congested = true;
-        } else {
-            self.lruvecs[i].node_congested = true;
+        if partial {
+            self.iter_pos.insert((root, node), 0);
         }
     }
 }
@@ -842,14 +829,14 @@ impl Policy for Classic {
         }
         if sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
             if sc.cgroup_reclaim() {
-                self.set_congested(root, node, true);
+                m.congested(root, node)[1] = true;
             }
             if sc.is_kswapd {
-                self.set_congested(root, node, false);
+                m.congested(root, node)[0] = true;
             }
         }
-        let lv = self.lruvec(root, node);
-        if !sc.is_kswapd && (lv.node_congested || lv.cgroup_congested) {
+        let flags = *m.congested(root, node);
+        if !sc.is_kswapd && (flags[0] || flags[1]) {
             reclaim_throttle(m, self, node, VmscanThrottle::Congested);
         }
         if node_reclaimed > 0 {
@@ -872,16 +859,13 @@ impl Policy for Classic {
         let i = self.lv(target.unwrap_or(0), node);
         let lv = &mut self.lruvecs[i];
         lv.refaults = lv.hier_activate;
-        if target.is_some() {
-            lv.cgroup_congested = false;
+        if let Some(t) = target {
+            // do_try_to_free_pages clears the target's CGROUP_CONGESTED (v6.1: the one bit).
+            let flags = m.congested(t, node);
+            flags[1] = false;
             if self.kernel == Kernel::V6_1 {
-                lv.node_congested = false;
+                flags[0] = false;
             }
-        } else if m.pgdat_balanced(node) {
-            // clear_pgdat_congested, run when kswapd finds the node balanced.
-            lv.node_congested = false;
-            lv.cgroup_congested = false;
-            crate::machine::vmscan::clear_pgdat_congested(m, node);
         }
     }
 

@@ -60,6 +60,12 @@ pub trait Policy {
     /// inactive_anon, active_anon, inactive_file, active_file, unevictable.
     fn lru_pages(&self, memcg: u16, node: u8) -> [u64; 5];
 
+    /// Whether this is the multi-generational LRU (`lru_gen_enabled()`), which changes a few
+    /// generic paths (folio_add_lru's in-fault activation).
+    fn is_lru_gen(&self) -> bool {
+        false
+    }
+
     /// Checks the policy's own invariants against the machine (tests and `--check`).
     fn check_invariants(&self, m: &Machine) -> Result<(), String>;
 }
