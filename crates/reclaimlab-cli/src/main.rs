@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use reclaimlab::machine::{DeviceProfile, SwapConfig};
 use reclaimlab::metrics::RunResult;
+use reclaimlab::policy::mglru::Switch;
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
 use reclaimlab::trace::{open_trace, TraceFormat};
 use reclaimlab::workload::{micro, Scenario};
@@ -90,6 +91,29 @@ struct WorkloadArgs {
     /// names as in docs/model.md, "Costs").
     #[arg(long, value_name = "NAME=NS")]
     cost: Vec<String>,
+    /// MGLRU: /sys/kernel/mm/lru_gen/enabled (0x0001 core, 0x0002 page-table walks, 0x0004
+    /// non-leaf PMD accessed bits; also y/n), as the kernel parses it.
+    #[arg(long)]
+    enabled: Option<String>,
+    /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms (0 disables thrashing prevention).
+    #[arg(long)]
+    min_ttl_ms: Option<u64>,
+    /// MGLRU: turn on 2026-series switches (comma-separated, see `reclaimlab policies`).
+    #[arg(long, value_delimiter = ',')]
+    with: Vec<String>,
+    /// MGLRU: turn off 2026-series switches.
+    #[arg(long, value_delimiter = ',')]
+    without: Vec<String>,
+    /// MGLRU: write this to /sys/kernel/debug/lru_gen at a simulated time, "MS:COMMAND"
+    /// (e.g. "500:- 2 0 5 60 1000"); repeatable.
+    #[arg(long, value_name = "MS:CMD")]
+    lru_gen_cmd: Vec<String>,
+    /// MGLRU: a proactive-reclaim schedule file: one "MS COMMAND" per line (# comments).
+    #[arg(long)]
+    lru_gen_schedule: Option<PathBuf>,
+    /// MGLRU: record /sys/kernel/debug/lru_gen every this many simulated ms.
+    #[arg(long)]
+    lru_gen_sample_ms: Option<u64>,
 }
 
 #[derive(Args)]
@@ -105,6 +129,12 @@ struct RunArgs {
     /// Print the whole result as JSON.
     #[arg(long)]
     json: bool,
+    /// Print /sys/kernel/debug/lru_gen (MGLRU) at the end of the run.
+    #[arg(long)]
+    lru_gen: bool,
+    /// Print /sys/kernel/debug/lru_gen_full (MGLRU) at the end of the run.
+    #[arg(long)]
+    lru_gen_full: bool,
     /// Also write the JSON result to this file.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -236,6 +266,79 @@ fn parse_policy(s: &str, kernel: Option<&str>) -> Result<PolicySpec, String> {
     }
 }
 
+/// Applies the MGLRU run options (--enabled, --min-ttl-ms, --with, --without) to a policy.
+fn with_mglru_options(spec: PolicySpec, w: &WorkloadArgs) -> Result<PolicySpec, String> {
+    let PolicySpec::Mglru(mut c) = spec else {
+        return Ok(spec);
+    };
+    if let Some(e) = &w.enabled {
+        c.enabled = parse_enabled(e)?;
+    }
+    if let Some(ms) = w.min_ttl_ms {
+        c.min_ttl_ms = ms;
+    }
+    for name in &w.with {
+        c.switches = c.switches.with(name.parse::<Switch>()?);
+    }
+    for name in &w.without {
+        c.switches = c.switches.without(name.parse::<Switch>()?);
+    }
+    Ok(PolicySpec::Mglru(c))
+}
+
+/// `enabled_store`: 'n'/'N' → 0, 'y'/'Y' → every capability, else an unsigned integer in any
+/// base (kstrtouint(.., 0, ..)); anything else is -EINVAL.
+fn parse_enabled(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let err = || format!("--enabled '{s}': EINVAL (expected y, n or a number such as 0x0007)");
+    match t.chars().next() {
+        Some('n' | 'N') => return Ok(0),
+        Some('y' | 'Y') => return Ok(0x7),
+        _ => {}
+    }
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u32::from_str_radix(h, 16)
+    } else if t.len() > 1 && t.starts_with('0') {
+        u32::from_str_radix(&t[1..], 8)
+    } else {
+        t.parse()
+    };
+    v.map(|v| v & 0x7).map_err(|_| err())
+}
+
+/// The scheduled lru_gen commands from --lru-gen-cmd and --lru-gen-schedule.
+fn lru_gen_schedule(w: &WorkloadArgs) -> Result<Vec<(u64, String)>, String> {
+    let mut out = Vec::new();
+    for c in &w.lru_gen_cmd {
+        let (ms, cmd) = c
+            .split_once(':')
+            .ok_or_else(|| format!("--lru-gen-cmd '{c}' is not MS:COMMAND"))?;
+        let ms: u64 = ms
+            .trim()
+            .parse()
+            .map_err(|_| format!("--lru-gen-cmd '{c}': bad time"))?;
+        out.push((ms * 1_000_000, cmd.trim().to_string()));
+    }
+    if let Some(path) = &w.lru_gen_schedule {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (ms, cmd) = line
+                .split_once(char::is_whitespace)
+                .ok_or_else(|| format!("{}:{}: expected 'MS COMMAND'", path.display(), i + 1))?;
+            let ms: u64 = ms
+                .parse()
+                .map_err(|_| format!("{}:{}: bad time '{ms}'", path.display(), i + 1))?;
+            out.push((ms * 1_000_000, cmd.trim().to_string()));
+        }
+    }
+    out.sort_by_key(|(t, _)| *t);
+    Ok(out)
+}
+
 /// Runs with a progress bar on a terminal.
 fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResult, String> {
     let bar = std::io::stderr().is_terminal().then(|| {
@@ -261,6 +364,8 @@ fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResu
         check_invariants: w.check,
         max_sim_ns: w.max_time.map(|s| (s * 1e9) as u64),
         progress: Some(&progress),
+        lru_gen_sample_ns: w.lru_gen_sample_ms.map(|ms| ms * 1_000_000),
+        lru_gen_schedule: lru_gen_schedule(w)?,
     };
     let r = run(scn, spec, &opts);
     if let Some(b) = bar {
@@ -278,7 +383,7 @@ fn write_atomic(path: &Path, data: &[u8]) -> Result<(), String> {
 
 fn cmd_run(a: RunArgs) -> Result<(), String> {
     let scn = load_workload(&a.w)?;
-    let spec = parse_policy(&a.policy, a.kernel.as_deref())?;
+    let spec = with_mglru_options(parse_policy(&a.policy, a.kernel.as_deref())?, &a.w)?;
     let r = run_one(&scn, spec, &a.w)?;
     let json = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
     if let Some(out) = &a.out {
@@ -288,6 +393,27 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         println!("{json}");
     } else {
         print_run(&r);
+    }
+    if a.lru_gen || a.lru_gen_full {
+        let text = if a.lru_gen_full {
+            &r.lru_gen_full
+        } else {
+            &r.lru_gen
+        };
+        print!(
+            "{}",
+            text.as_deref().ok_or("--lru-gen needs an mglru policy")?
+        );
+    }
+    for c in &r.lru_gen_commands {
+        eprintln!(
+            "lru_gen at {} ms: '{}' -> {}",
+            c.time_ns / 1_000_000,
+            c.command,
+            c.error
+                .clone()
+                .unwrap_or_else(|| format!("ok, {} pages freed", c.pages_freed))
+        );
     }
     Ok(())
 }
@@ -356,7 +482,7 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
     let specs = a
         .policies
         .split(',')
-        .map(|p| p.trim().parse::<PolicySpec>())
+        .map(|p| with_mglru_options(p.trim().parse::<PolicySpec>()?, &a.w))
         .collect::<Result<Vec<_>, _>>()?;
     if specs.is_empty() {
         return Err("--policies is empty".into());
@@ -411,6 +537,16 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
 fn cmd_policies() -> Result<(), String> {
     for (name, desc) in reclaimlab::policy::catalogue() {
         println!("{name:<10} {desc}");
+    }
+    println!();
+    println!(
+        "MGLRU switches (the 2026 series; mglru:7.1 has none, mglru:7.2 all but fg-promotion;"
+    );
+    println!(
+        "add with mglru:7.1+NAME or --with NAME, remove with mglru:7.2-NAME or --without NAME):"
+    );
+    for w in Switch::ALL {
+        println!("  {:<38} {}", w.name(), w.description());
     }
     Ok(())
 }

@@ -55,6 +55,42 @@ pub const DIRTY_MAX_PAUSE_JIFFIES: u64 = HZ / 5;
 /// kswapd short sleep, `kswapd_try_to_sleep`: HZ/10.
 pub const KSWAPD_SHORT_SLEEP_JIFFIES: u64 = HZ / 10;
 
+// --- Multi-gen LRU (include/linux/mmzone.h, mm/vmscan.c) ---
+/// `MIN_NR_GENS`: the two youngest generations are "active".
+pub const MIN_NR_GENS: u64 = 2;
+/// `MAX_NR_GENS`: the generation ring size.
+pub const MAX_NR_GENS: u64 = 4;
+/// `MAX_NR_TIERS`.
+pub const MAX_NR_TIERS: usize = 4;
+/// `LRU_REFS_WIDTH`: the refs counter saturates at 3.
+pub const LRU_REFS_MAX: u8 = 3;
+/// `MIN_LRU_BATCH` = BITS_PER_LONG.
+pub const MIN_LRU_BATCH: u64 = 64;
+/// `MAX_LRU_BATCH` = MIN_LRU_BATCH * 64.
+pub const MAX_LRU_BATCH: u64 = MIN_LRU_BATCH * 64;
+/// `BLOOM_FILTER_SHIFT`: 2^15 bits, 2 hash functions, `NR_BLOOM_FILTERS` = 2.
+pub const BLOOM_FILTER_SHIFT: u32 = 15;
+/// `MEMCG_NR_GENS` (v6.7+) and `MEMCG_NR_BINS` of the memcg LRU.
+pub const MEMCG_NR_GENS: usize = 3;
+pub const MEMCG_NR_BINS: usize = 8;
+/// `SWAPPINESS_ANON_ONLY` (`MAX_SWAPPINESS + 1`, "max").
+pub const SWAPPINESS_ANON_ONLY: u32 = MAX_SWAPPINESS + 1;
+/// `enabled` capability bits: LRU_GEN_CORE, LRU_GEN_MM_WALK, LRU_GEN_NONLEAF_YOUNG.
+pub const LRU_GEN_CORE: u32 = 0x0001;
+pub const LRU_GEN_MM_WALK: u32 = 0x0002;
+pub const LRU_GEN_NONLEAF_YOUNG: u32 = 0x0004;
+/// `suitable_to_scan` density: one young PTE per `cache_line_size / sizeof(pte_t)` = 8.
+pub const SUITABLE_TO_SCAN_RATIO: u64 = 8;
+
+/// The MGLRU era of a kernel (spec mglru.md §0): A = v6.1, B = v6.7-v6.13 (6.12),
+/// C = v6.14+ with the Era D items (7.1, 7.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MglruEra {
+    A,
+    B,
+    C,
+}
+
 /// `reclaim_throttle` reasons and their timeouts (in jiffies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VmscanThrottle {
@@ -90,6 +126,15 @@ pub enum Kernel {
 
 impl Kernel {
     pub const ALL: [Kernel; 4] = [Kernel::V6_1, Kernel::V6_12, Kernel::V7_1, Kernel::V7_2];
+
+    /// The MGLRU era of this kernel.
+    pub fn mglru_era(self) -> MglruEra {
+        match self {
+            Kernel::V6_1 => MglruEra::A,
+            Kernel::V6_12 => MglruEra::B,
+            Kernel::V7_1 | Kernel::V7_2 => MglruEra::C,
+        }
+    }
 
     /// Per-CPU LRU batch size (`PAGEVEC_SIZE` / folio_batch): 15 up to v6.8, 31 after.
     pub fn lru_batch_size(self) -> usize {

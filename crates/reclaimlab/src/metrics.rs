@@ -151,6 +151,25 @@ pub struct RunResult {
     pub meminfo: BTreeMap<String, u64>,
     pub memcgs: Vec<MemcgResult>,
     pub threads: Vec<ThreadResult>,
+    /// /sys/kernel/debug/lru_gen and lru_gen_full at the end of the run (MGLRU only).
+    pub lru_gen: Option<String>,
+    pub lru_gen_full: Option<String>,
+    /// (simulated ns, lru_gen) samples over time: working-set estimation.
+    pub lru_gen_samples: Vec<(u64, String)>,
+    /// The outcome of every scheduled lru_gen command.
+    pub lru_gen_commands: Vec<LruGenCommandResult>,
+}
+
+/// One scheduled write to the lru_gen debugfs file and its outcome.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LruGenCommandResult {
+    pub time_ns: u64,
+    pub command: String,
+    pub ok: bool,
+    /// The kernel's errno name (EINVAL, EEXIST, ERANGE) when it failed.
+    pub error: Option<String>,
+    /// memory.current reduction summed over memcgs, in pages.
+    pub pages_freed: u64,
 }
 
 impl RunResult {

@@ -8,6 +8,7 @@ use crate::machine::vmscan::balance_pgdat;
 use crate::machine::{pg, Ctx, MachEvent, Machine, MachineConfig, Owner, Pfn, Vm};
 use crate::metrics::*;
 use crate::policy::classic::Classic;
+use crate::policy::mglru::{Mglru, MglruConfig, Switch};
 use crate::policy::Policy;
 use crate::textbook::{TextbookCache, TextbookKind};
 use crate::workload::{Action, ActionSource, MemcgFile, Scenario, Stream, StreamIter};
@@ -16,16 +17,75 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
 use std::str::FromStr;
 
-/// A policy as named on the command line: `classic[:6.1|6.12]`, `lru`, `clock`, `fifo`.
+/// A policy as named on the command line: `classic[:6.1|6.12]`,
+/// `mglru[:6.1|6.12|7.1|7.2][+switch...][-switch...]`, `lru`, `clock`, `fifo`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicySpec {
     Classic(Kernel),
+    Mglru(MglruConfig),
     Textbook(TextbookKind),
+}
+
+impl PolicySpec {
+    /// The kernel a policy models, if it is a kernel policy.
+    pub fn kernel(&self) -> Option<Kernel> {
+        match self {
+            PolicySpec::Classic(k) => Some(*k),
+            PolicySpec::Mglru(c) => Some(c.kernel),
+            PolicySpec::Textbook(_) => None,
+        }
+    }
+}
+
+/// Parses `mglru[:KERNEL][+switch|-switch]...`.
+fn parse_mglru(rest: &str) -> Result<PolicySpec, String> {
+    let split = rest.find(['+', '-']).unwrap_or(rest.len());
+    let (kernel, mut mods) = rest.split_at(split);
+    let kernel: Kernel = if kernel.is_empty() {
+        Kernel::V7_2
+    } else {
+        kernel.parse()?
+    };
+    let mut cfg = MglruConfig::new(kernel);
+    while !mods.is_empty() {
+        let add = mods.starts_with('+');
+        let body = &mods[1..];
+        let end = body.find(['+', '-']).map(|i| {
+            // Switch names contain '-': a modifier ends only at "+" or at "-" followed by a
+            // known switch name.
+            let mut j = i;
+            loop {
+                let tail = &body[j..];
+                if tail.starts_with('+')
+                    || Switch::ALL.iter().any(|w| tail[1..].starts_with(w.name()))
+                {
+                    return j;
+                }
+                match body[j + 1..].find(['+', '-']) {
+                    Some(k) => j = j + 1 + k,
+                    None => return body.len(),
+                }
+            }
+        });
+        let end = end.unwrap_or(body.len());
+        let w: Switch = body[..end].parse()?;
+        cfg.switches = if add {
+            cfg.switches.with(w)
+        } else {
+            cfg.switches.without(w)
+        };
+        mods = &body[end..];
+    }
+    Ok(PolicySpec::Mglru(cfg))
 }
 
 impl FromStr for PolicySpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(rest) = s.strip_prefix("mglru") {
+            let rest = rest.strip_prefix(':').unwrap_or(rest);
+            return parse_mglru(rest);
+        }
         let (name, kernel) = match s.split_once(':') {
             Some((n, k)) => (n, Some(k.parse::<Kernel>()?)),
             None => (s, None),
@@ -43,7 +103,7 @@ impl FromStr for PolicySpec {
             "lru" | "clock" | "fifo" if kernel.is_none() => Ok(PolicySpec::Textbook(name.parse()?)),
             "lru" | "clock" | "fifo" => Err(format!("textbook policy '{name}' takes no kernel")),
             _ => Err(format!(
-                "unknown policy '{name}' (see `reclaimlab policies`: classic, lru, clock, fifo)"
+                "unknown policy '{name}' (see `reclaimlab policies`: classic, mglru, lru, clock, fifo)"
             )),
         }
     }
@@ -53,6 +113,16 @@ impl fmt::Display for PolicySpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PolicySpec::Classic(k) => write!(f, "classic:{k}"),
+            PolicySpec::Mglru(c) => {
+                write!(f, "mglru:{}", c.kernel)?;
+                let base = MglruConfig::new(c.kernel).switches;
+                for w in Switch::ALL {
+                    if c.switches.on(w) != base.on(w) {
+                        write!(f, "{}{w}", if c.switches.on(w) { '+' } else { '-' })?;
+                    }
+                }
+                Ok(())
+            }
             PolicySpec::Textbook(t) => write!(f, "{t}"),
         }
     }
@@ -68,6 +138,10 @@ pub struct RunOptions<'a> {
     pub max_sim_ns: Option<u64>,
     /// Called with (accesses done, accesses expected) every 64Ki accesses.
     pub progress: Option<&'a dyn Fn(u64, u64)>,
+    /// Record the lru_gen debugfs file every this many ns of simulated time (MGLRU).
+    pub lru_gen_sample_ns: Option<u64>,
+    /// lru_gen debugfs commands to write at given simulated times (a proactive schedule).
+    pub lru_gen_schedule: Vec<(u64, String)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -76,6 +150,8 @@ enum Ev {
     Kswapd(u8),
     Flusher(u64),
     Mach(MachEvent),
+    LruGenSample,
+    LruGenCmd(usize),
 }
 
 struct Thread {
@@ -103,7 +179,6 @@ enum Backend {
     Textbook {
         cache: Box<TextbookCache>,
         cfg: Box<MachineConfig>,
-        name: String,
     },
 }
 
@@ -137,7 +212,7 @@ pub fn model_bytes(scn: &Scenario, spec: PolicySpec) -> Result<u64, String> {
     let free = 4 * frames;
     let policy = match spec {
         // prev, next and owner words per frame (machine::Lists).
-        PolicySpec::Classic(_) => 12 * frames,
+        PolicySpec::Classic(_) | PolicySpec::Mglru(_) => 12 * frames,
         PolicySpec::Textbook(_) => 0,
     };
     let ptes: u64 = m
@@ -172,8 +247,14 @@ pub fn build_machine(scn: &Scenario) -> Result<Machine, String> {
 /// Runs a scenario under a policy and seed.
 pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunResult, String> {
     let mut cfg = scn.machine.clone();
-    if let PolicySpec::Classic(k) = spec {
-        cfg.kernel = k;
+    if let Some(k) = spec.kernel() {
+        // Without MGLRU the 7.x kernels reclaim as 6.12's classical LRU does.
+        cfg.kernel = match spec {
+            PolicySpec::Mglru(c) if c.enabled & crate::consts::LRU_GEN_CORE == 0 => {
+                k.min(Kernel::V6_12)
+            }
+            _ => k,
+        };
     }
     let scn_k = Scenario {
         machine: cfg,
@@ -188,16 +269,31 @@ pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunRes
                 pol,
             }
         }
+        // `enabled` without the core bit: the kernel runs the classical LRU.
+        PolicySpec::Mglru(c) if c.enabled & crate::consts::LRU_GEN_CORE == 0 => {
+            let pol: Box<dyn Policy> = Box::new(Classic::new(&m));
+            Backend::Kernel {
+                m: Box::new(m),
+                pol,
+            }
+        }
+        PolicySpec::Mglru(c) => {
+            let pol: Box<dyn Policy> = Box::new(Mglru::new(&m, c));
+            Backend::Kernel {
+                m: Box::new(m),
+                pol,
+            }
+        }
         PolicySpec::Textbook(kind) => {
             let cap = textbook_capacity(&scn_k, &m);
             Backend::Textbook {
                 cache: Box::new(TextbookCache::new(kind, cap as usize)),
                 cfg: Box::new(scn_k.machine.clone()),
-                name: kind.to_string(),
             }
         }
     };
     let mut engine = Engine::new(&scn_k, backend, opts.seed);
+    engine.schedule_lru_gen(opts);
     engine.run(opts)?;
     Ok(engine.result(&scn_k, spec, opts.seed))
 }
@@ -214,6 +310,10 @@ struct Engine {
     now: u64,
     expected: u64,
     done_accesses: u64,
+    lru_gen_samples: Vec<(u64, String)>,
+    lru_gen_results: Vec<LruGenCommandResult>,
+    schedule: Vec<(u64, String)>,
+    sample_every: Option<u64>,
 }
 
 /// Expected accesses of a stream, for the progress bar.
@@ -271,6 +371,10 @@ impl Engine {
                 .map(|t| expected_accesses(&t.stream))
                 .sum(),
             done_accesses: 0,
+            lru_gen_samples: Vec::new(),
+            lru_gen_results: Vec::new(),
+            schedule: Vec::new(),
+            sample_every: None,
         };
         for i in 0..e.threads.len() {
             e.push(0, Ev::Thread(i as u32));
@@ -279,6 +383,19 @@ impl Engine {
             e.push(DIRTY_WRITEBACK_CENTISECS * 10_000_000, Ev::Flusher(0));
         }
         e
+    }
+
+    /// Queues the lru_gen samples and commands of the run options.
+    fn schedule_lru_gen(&mut self, opts: &RunOptions) {
+        self.schedule = opts.lru_gen_schedule.clone();
+        for i in 0..self.schedule.len() {
+            let t = self.schedule[i].0;
+            self.push(t, Ev::LruGenCmd(i));
+        }
+        if let Some(every) = opts.lru_gen_sample_ns.filter(|&e| e > 0) {
+            self.sample_every = Some(every);
+            self.push(every, Ev::LruGenSample);
+        }
     }
 
     fn push(&mut self, t: u64, ev: Ev) {
@@ -311,6 +428,8 @@ impl Engine {
                     let g = self.flusher_gen;
                     self.push(t, Ev::Flusher(g));
                 }
+                Ev::LruGenSample => self.sample_lru_gen(t),
+                Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
             }
             self.drain_machine_events();
             if opts.check_invariants {
@@ -530,6 +649,55 @@ impl Engine {
         }
     }
 
+    fn sample_lru_gen(&mut self, t: u64) {
+        if let Backend::Kernel { m, pol } = &mut self.backend {
+            m.ctx = Ctx {
+                now: t,
+                ..Ctx::default()
+            };
+            if let Some(s) = pol.lru_gen_show(m, false) {
+                self.lru_gen_samples.push((t, s));
+            }
+        }
+        if let Some(every) = self.sample_every {
+            self.push(t + every, Ev::LruGenSample);
+        }
+    }
+
+    /// A write to /sys/kernel/debug/lru_gen by the proactive-reclaim schedule.
+    fn run_lru_gen_cmd(&mut self, i: usize, t: u64) {
+        let cmd = self.schedule[i].1.clone();
+        let result: Result<u64, String> = match &mut self.backend {
+            Backend::Kernel { m, pol } => {
+                m.ctx = Ctx {
+                    now: t,
+                    pid: u32::MAX,
+                    ..Ctx::default()
+                };
+                let before: Vec<u64> = m.memcgs.iter().map(|c| c.local_pages).collect();
+                let r = pol.lru_gen_write(m, &cmd);
+                let freed = before
+                    .iter()
+                    .zip(&m.memcgs)
+                    .map(|(b, c)| b.saturating_sub(c.local_pages))
+                    .sum();
+                match r {
+                    None => Err("ENOENT (not MGLRU)".to_string()),
+                    Some(Ok(())) => Ok(freed),
+                    Some(Err(e)) => Err(e.to_string()),
+                }
+            }
+            Backend::Textbook { .. } => Err("ENOENT (not MGLRU)".to_string()),
+        };
+        self.lru_gen_results.push(LruGenCommandResult {
+            time_ns: t,
+            command: cmd,
+            ok: result.is_ok(),
+            error: result.as_ref().err().cloned(),
+            pages_freed: *result.as_ref().unwrap_or(&0),
+        });
+    }
+
     fn run_flusher(&mut self, gen: u64, t: u64) {
         if gen != self.flusher_gen {
             return;
@@ -589,23 +757,23 @@ impl Engine {
                 mean_latency_ns: t.hist.mean_ns(),
             })
             .collect();
-        let (vmstat, meminfo, memcgs, oom_kills, policy) = match &self.backend {
+        let (vmstat, meminfo, memcgs, oom_kills, lru_gen) = match &self.backend {
             Backend::Kernel { m, pol } => (
                 vmstat_map(m, pol.as_ref()),
                 meminfo_map(m, pol.as_ref()),
                 memcg_results(m, pol.as_ref()),
                 m.vm.get(Vm::OomKill),
-                pol.name(),
+                pol.lru_gen_show(m, false).zip(pol.lru_gen_show(m, true)),
             ),
-            Backend::Textbook { cache, name, .. } => {
+            Backend::Textbook { cache, .. } => {
                 let s = cache.stats();
                 let mut v = BTreeMap::new();
                 v.insert("evictions".to_string(), s.evictions);
                 v.insert("dirty_evictions".to_string(), s.dirty_evictions);
-                (v, BTreeMap::new(), Vec::new(), 0, name.clone())
+                (v, BTreeMap::new(), Vec::new(), 0, None)
             }
         };
-        let _ = spec;
+        let policy = spec.to_string();
         RunResult {
             scenario: scn.name.clone(),
             policy,
@@ -630,6 +798,10 @@ impl Engine {
             meminfo,
             memcgs,
             threads,
+            lru_gen: lru_gen.as_ref().map(|(s, _)| s.clone()),
+            lru_gen_full: lru_gen.map(|(_, f)| f),
+            lru_gen_samples: self.lru_gen_samples.clone(),
+            lru_gen_commands: self.lru_gen_results.clone(),
         }
     }
 }

@@ -25,6 +25,8 @@ pub struct CostProfile {
     pub rmap_pte_ns: u64,
     /// Allocating and freeing a page (buddy allocator, memcg charge).
     pub alloc_page_ns: u64,
+    /// One PTE looked at by MGLRU's page-table walk (a sequential scan of a PTE table).
+    pub pte_walk_ns: u64,
 }
 
 impl Default for CostProfile {
@@ -38,6 +40,7 @@ impl Default for CostProfile {
             reclaim_per_folio_ns: 300,
             rmap_pte_ns: 100,
             alloc_page_ns: 150,
+            pte_walk_ns: 10,
         }
     }
 }

@@ -47,6 +47,8 @@ pub struct ScanControl {
     pub may_writepage: bool,
     pub may_unmap: bool,
     pub may_swap: bool,
+    /// The allocation may do I/O (`__GFP_IO`); false models GFP_NOIO reclaim.
+    pub may_io: bool,
     pub proactive: bool,
     pub proactive_swappiness: Option<u32>,
     pub is_kswapd: bool,
@@ -80,6 +82,7 @@ impl ScanControl {
             may_writepage: true,
             may_unmap: true,
             may_swap: true,
+            may_io: true,
             proactive: false,
             proactive_swappiness: None,
             is_kswapd: false,

@@ -173,26 +173,14 @@ impl Classic {
         }
     }
 
-    /// Packs a shadow entry (`pack_shadow`): timestamp | memcg id | node | workingset, as an
-    /// xarray value entry.
+    /// `pack_shadow`, see [`super::pack_shadow`].
     pub fn pack_shadow(memcgid: u16, node: u8, eviction: u64, workingset: bool) -> u64 {
-        let mut v = eviction & EVICTION_MASK;
-        v = (v << MEM_CGROUP_ID_SHIFT) | memcgid as u64;
-        v = (v << NODES_SHIFT) | node as u64;
-        v = (v << WORKINGSET_SHIFT) | workingset as u64;
-        (v << 1) | 1
+        super::pack_shadow(memcgid, node, eviction, workingset)
     }
 
-    /// `unpack_shadow`: (memcg id, node, eviction, workingset).
+    /// `unpack_shadow`, see [`super::unpack_shadow`].
     pub fn unpack_shadow(shadow: u64) -> (u16, u8, u64, bool) {
-        let mut v = shadow >> 1;
-        let ws = v & 1 == 1;
-        v >>= WORKINGSET_SHIFT;
-        let node = (v & ((1 << NODES_SHIFT) - 1)) as u8;
-        v >>= NODES_SHIFT;
-        let memcgid = (v & ((1 << MEM_CGROUP_ID_SHIFT) - 1)) as u16;
-        v >>= MEM_CGROUP_ID_SHIFT;
-        (memcgid, node, v, ws)
+        super::unpack_shadow(shadow)
     }
 
     /// `workingset_test_recent`: is a refault's distance within the workingset size?

@@ -4,6 +4,7 @@
 //! swap, writeback, memcg charging, shrink_folio_list, the reclaim drivers) is the machine's.
 
 pub mod classic;
+pub mod mglru;
 
 use crate::machine::vmscan::ScanControl;
 use crate::machine::{Machine, Pfn};
@@ -60,6 +61,18 @@ pub trait Policy {
     /// inactive_anon, active_anon, inactive_file, active_file, unevictable.
     fn lru_pages(&self, memcg: u16, node: u8) -> [u64; 5];
 
+    /// The lru_gen debugfs file (`/sys/kernel/debug/lru_gen`, or `lru_gen_full`), if this
+    /// policy has one.
+    fn lru_gen_show(&self, _m: &Machine, _full: bool) -> Option<String> {
+        None
+    }
+
+    /// A write to the lru_gen debugfs file: Ok, or the kernel's errno name. None if this
+    /// policy has no such file.
+    fn lru_gen_write(&mut self, _m: &mut Machine, _cmd: &str) -> Option<Result<(), &'static str>> {
+        None
+    }
+
     /// Whether this is the multi-generational LRU (`lru_gen_enabled()`), which changes a few
     /// generic paths (folio_add_lru's in-fault activation).
     fn is_lru_gen(&self) -> bool {
@@ -77,6 +90,10 @@ pub fn catalogue() -> Vec<(&'static str, &'static str)> {
             "classic",
             "the kernel's active/inactive LRU with workingset refault detection (--kernel 6.1|6.12)",
         ),
+                (
+            "mglru",
+            "the multi-generational LRU (--kernel 6.1|6.12|7.1|7.2, default 7.2; switches below)",
+        ),
         (
             "lru",
             "textbook LRU over a plain page cache, libCacheSim semantics (reference)",
@@ -90,4 +107,28 @@ pub fn catalogue() -> Vec<(&'static str, &'static str)> {
             "textbook FIFO over a plain page cache, libCacheSim semantics (reference)",
         ),
     ]
+}
+
+/// `pack_shadow` (mm/workingset.c): eviction stamp or token | memcg id | node | workingset,
+/// as an xarray value entry (the low bit set).
+pub fn pack_shadow(memcgid: u16, node: u8, eviction: u64, workingset: bool) -> u64 {
+    use crate::consts::*;
+    let mut v = eviction & EVICTION_MASK;
+    v = (v << MEM_CGROUP_ID_SHIFT) | memcgid as u64;
+    v = (v << NODES_SHIFT) | node as u64;
+    v = (v << WORKINGSET_SHIFT) | workingset as u64;
+    (v << 1) | 1
+}
+
+/// `unpack_shadow`: (memcg id, node, eviction stamp or token, workingset).
+pub fn unpack_shadow(shadow: u64) -> (u16, u8, u64, bool) {
+    use crate::consts::*;
+    let mut v = shadow >> 1;
+    let ws = v & 1 == 1;
+    v >>= WORKINGSET_SHIFT;
+    let node = (v & ((1 << NODES_SHIFT) - 1)) as u8;
+    v >>= NODES_SHIFT;
+    let memcgid = (v & ((1 << MEM_CGROUP_ID_SHIFT) - 1)) as u16;
+    v >>= MEM_CGROUP_ID_SHIFT;
+    (memcgid, node, v, ws)
 }

@@ -1,0 +1,174 @@
+//! The 2026 "mm/mglru: improve reclaim loop and dirty folio handling" series (Kairui Song, v7,
+//! 15 patches, merged in v7.2) as one switch per patch, plus the experimental MGLRU-FG
+//! frequency-guided promotion (spec series-2026.md sections A.2 and B). `--kernel 7.1` has
+//! every switch off, `--kernel 7.2` every series switch on (FG stays off).
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Switch {
+    ConsolidateEvictableSize,
+    RenameAgingRotationVars,
+    RelocateScanBatchLimit,
+    RestructureReclaimLoop,
+    ExactScanCount,
+    AvoidTypeFallback,
+    SmallerReclaimBatch,
+    DontAbortAfterAging,
+    RemoveSwapConstrainedCheck,
+    CommonDirtyWritebackReactivation,
+    SimplifyDirtyWriteback,
+    DropReclaimingArg,
+    RemoveFileTaken,
+    RemoveUnqueuedDirty,
+    UnifyWritebackThrottling,
+    /// Experimental: MGLRU-FG patch 06/32 (not part of any released kernel).
+    FgPromotion,
+}
+
+impl Switch {
+    /// The 15 patches of the series, in merge order.
+    pub const SERIES: [Switch; 15] = [
+        Switch::ConsolidateEvictableSize,
+        Switch::RenameAgingRotationVars,
+        Switch::RelocateScanBatchLimit,
+        Switch::RestructureReclaimLoop,
+        Switch::ExactScanCount,
+        Switch::AvoidTypeFallback,
+        Switch::SmallerReclaimBatch,
+        Switch::DontAbortAfterAging,
+        Switch::RemoveSwapConstrainedCheck,
+        Switch::CommonDirtyWritebackReactivation,
+        Switch::SimplifyDirtyWriteback,
+        Switch::DropReclaimingArg,
+        Switch::RemoveFileTaken,
+        Switch::RemoveUnqueuedDirty,
+        Switch::UnifyWritebackThrottling,
+    ];
+    pub const ALL: [Switch; 16] = [
+        Switch::ConsolidateEvictableSize,
+        Switch::RenameAgingRotationVars,
+        Switch::RelocateScanBatchLimit,
+        Switch::RestructureReclaimLoop,
+        Switch::ExactScanCount,
+        Switch::AvoidTypeFallback,
+        Switch::SmallerReclaimBatch,
+        Switch::DontAbortAfterAging,
+        Switch::RemoveSwapConstrainedCheck,
+        Switch::CommonDirtyWritebackReactivation,
+        Switch::SimplifyDirtyWriteback,
+        Switch::DropReclaimingArg,
+        Switch::RemoveFileTaken,
+        Switch::RemoveUnqueuedDirty,
+        Switch::UnifyWritebackThrottling,
+        Switch::FgPromotion,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Switch::ConsolidateEvictableSize => "consolidate-evictable-size",
+            Switch::RenameAgingRotationVars => "rename-aging-rotation-vars",
+            Switch::RelocateScanBatchLimit => "relocate-scan-batch-limit",
+            Switch::RestructureReclaimLoop => "restructure-reclaim-loop",
+            Switch::ExactScanCount => "exact-scan-count",
+            Switch::AvoidTypeFallback => "avoid-type-fallback",
+            Switch::SmallerReclaimBatch => "smaller-reclaim-batch",
+            Switch::DontAbortAfterAging => "dont-abort-after-aging",
+            Switch::RemoveSwapConstrainedCheck => "remove-swap-constrained-check",
+            Switch::CommonDirtyWritebackReactivation => "common-dirty-writeback-reactivation",
+            Switch::SimplifyDirtyWriteback => "simplify-dirty-writeback",
+            Switch::DropReclaimingArg => "drop-reclaiming-arg",
+            Switch::RemoveFileTaken => "remove-file-taken",
+            Switch::RemoveUnqueuedDirty => "remove-unqueued-dirty",
+            Switch::UnifyWritebackThrottling => "unify-writeback-throttling",
+            Switch::FgPromotion => "fg-promotion",
+        }
+    }
+
+    /// One line for `reclaimlab policies`.
+    pub fn description(self) -> &'static str {
+        match self {
+            Switch::ConsolidateEvictableSize => "01 one helper for the evictable size (no behaviour change)",
+            Switch::RenameAgingRotationVars => "02 rename aging/rotation variables (no behaviour change)",
+            Switch::RelocateScanBatchLimit => "03 callers clamp the scan batch (no behaviour change)",
+            Switch::RestructureReclaimLoop => "04 budget computed once; aging is a predicate inside the loop, even at DEF_PRIORITY when forced",
+            Switch::ExactScanCount => "05 scan_folios/evict_folios return the exact pages visited; min_seq flushed before and after isolation",
+            Switch::AvoidTypeFallback => "06 switch type only when the scan visited nothing (Barry Song)",
+            Switch::SmallerReclaimBatch => "07 evict at most 64 entries per loop iteration instead of 4096",
+            Switch::DontAbortAfterAging => "08 keep evicting after aging; root reclaim leaves after one post-aging batch",
+            Switch::RemoveSwapConstrainedCheck => "09 isolate dirty/anon folios under !__GFP_IO too; shrink_folio_list decides",
+            Switch::CommonDirtyWritebackReactivation => "10 dirty/writeback folios are isolated and reactivated by shrink_folio_list, not bumped in sort_folio",
+            Switch::SimplifyDirtyWriteback => "11 wake the flusher per batch when every isolated page was unqueued dirty",
+            Switch::DropReclaimingArg => "12 folio_inc_gen loses its reclaiming flag (no behaviour change after 10)",
+            Switch::RemoveFileTaken => "13 remove sc->nr.file_taken (no behaviour change for MGLRU after 11)",
+            Switch::RemoveUnqueuedDirty => "14 remove sc->nr.unqueued_dirty (no behaviour change for MGLRU after 11)",
+            Switch::UnifyWritebackThrottling => "15 MGLRU feeds sc->nr; cgroup reclaim gets congestion throttling",
+            Switch::FgPromotion => "EXPERIMENTAL MGLRU-FG: a file folio whose fd access count overflows is promoted one generation",
+        }
+    }
+
+    fn bit(self) -> u32 {
+        1 << self as u32
+    }
+}
+
+impl fmt::Display for Switch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Switch {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Switch::ALL
+            .into_iter()
+            .find(|w| w.name() == s)
+            .ok_or_else(|| format!("unknown switch '{s}' (see `reclaimlab policies`)"))
+    }
+}
+
+/// A set of switches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Switches(u32);
+
+impl Switches {
+    pub const NONE: Switches = Switches(0);
+
+    /// Every patch of the series (the 7.2 kernel).
+    pub fn series() -> Switches {
+        Switch::SERIES
+            .into_iter()
+            .fold(Switches::NONE, |s, w| s.with(w))
+    }
+    pub fn with(self, w: Switch) -> Switches {
+        Switches(self.0 | w.bit())
+    }
+    pub fn without(self, w: Switch) -> Switches {
+        Switches(self.0 & !w.bit())
+    }
+    #[inline]
+    pub fn on(self, w: Switch) -> bool {
+        self.0 & w.bit() != 0
+    }
+    pub fn iter(self) -> impl Iterator<Item = Switch> {
+        Switch::ALL.into_iter().filter(move |&w| self.on(w))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_series_has_fifteen() {
+        for w in Switch::ALL {
+            assert_eq!(w.name().parse::<Switch>().unwrap(), w);
+        }
+        assert_eq!(Switches::series().iter().count(), 15);
+        assert!(!Switches::series().on(Switch::FgPromotion));
+        assert!("nope".parse::<Switch>().is_err());
+    }
+}

@@ -1,0 +1,359 @@
+//! MGLRU aging through page tables: the per-memcg mm list walk (`iterate_mm_list`, `walk_mm`,
+//! `walk_pmd_range`, `walk_pte_range`) with the non-leaf PMD accessed-bit shortcut and the
+//! two Bloom filters, and the rmap look-around (`lru_gen_look_around`) that feeds them.
+
+use super::{gen_of, Mglru, MglruEra};
+use crate::consts::*;
+use crate::machine::mm::{vm, PteLoc, VmaKind, PTRS_PER_PTE};
+use crate::machine::{pg, Machine, Pfn};
+
+/// mm-walk statistics: LEAF_TOTAL, LEAF_OLD, LEAF_YOUNG, NONLEAF_TOTAL, NONLEAF_FOUND,
+/// NONLEAF_ADDED (Era C shows total, young, found, added).
+pub const NR_MM_STATS: usize = 6;
+pub const MM_LEAF_TOTAL: usize = 0;
+pub const MM_LEAF_OLD: usize = 1;
+pub const MM_LEAF_YOUNG: usize = 2;
+pub const MM_NONLEAF_TOTAL: usize = 3;
+pub const MM_NONLEAF_FOUND: usize = 4;
+pub const MM_NONLEAF_ADDED: usize = 5;
+
+/// `struct lru_gen_mm_state` of one lruvec.
+#[derive(Clone, Debug)]
+pub struct MmState {
+    /// The mm-list iteration counter (`mm_state->seq`).
+    pub seq: u64,
+    /// How many mms the list had when the last iteration ended: later ones are newcomers
+    /// and are force-scanned (the `tail` cursor).
+    pub tail_len: usize,
+    /// The two Bloom filters (None = not allocated: every test passes).
+    pub filters: [Option<Vec<u64>>; 2],
+    pub stats: [u64; NR_MM_STATS],
+}
+
+impl MmState {
+    pub fn new(seq: u64) -> Self {
+        MmState {
+            seq,
+            tail_len: 0,
+            filters: [None, None],
+            stats: [0; NR_MM_STATS],
+        }
+    }
+}
+
+/// The two Bloom filter keys of a PTE table (`get_item_key` over the PMD entry's identity):
+/// a multiplicative hash to 30 bits, split in two 15-bit keys.
+pub fn bloom_keys(pid: u32, vma: u16, pmd: u64) -> (usize, usize) {
+    let item = ((pid as u64) << 40) ^ ((vma as u64) << 28) ^ pmd;
+    let h = item.wrapping_mul(0x61c8_8646_80b5_83eb) >> (64 - 2 * BLOOM_FILTER_SHIFT);
+    let mask = (1u64 << BLOOM_FILTER_SHIFT) - 1;
+    ((h & mask) as usize, (h >> BLOOM_FILTER_SHIFT) as usize)
+}
+
+fn bit(filter: &[u64], k: usize) -> bool {
+    filter[k / 64] & (1 << (k % 64)) != 0
+}
+
+/// `test_bloom_filter`: both bits set, or the filter is not allocated.
+pub fn test_bloom(st: &MmState, seq: u64, keys: (usize, usize)) -> bool {
+    match &st.filters[(seq % 2) as usize] {
+        None => true,
+        Some(f) => bit(f, keys.0) && bit(f, keys.1),
+    }
+}
+
+/// `update_bloom_filter`.
+pub fn update_bloom(st: &mut MmState, seq: u64, keys: (usize, usize)) {
+    if let Some(f) = &mut st.filters[(seq % 2) as usize] {
+        f[keys.0 / 64] |= 1 << (keys.0 % 64);
+        f[keys.1 / 64] |= 1 << (keys.1 % 64);
+    }
+}
+
+/// `reset_bloom_filter`: clear (allocating it if absent).
+pub fn reset_bloom(st: &mut MmState, seq: u64) {
+    let words = (1usize << BLOOM_FILTER_SHIFT) / 64;
+    match &mut st.filters[(seq % 2) as usize] {
+        Some(f) => f.iter_mut().for_each(|w| *w = 0),
+        slot => *slot = Some(vec![0; words]),
+    }
+}
+
+/// `suitable_to_scan`: at least one young PTE per 8.
+fn suitable_to_scan(total: u64, young: u64) -> bool {
+    young * SUITABLE_TO_SCAN_RATIO >= total
+}
+
+/// The folio a young PTE maps, if MGLRU may update it for lruvec (`memcg`, `node`): on a
+/// generation list (`get_pfn_folio`), of that node and memcg.
+fn folio_for(m: &Machine, pfn: Pfn, memcg: u16, node: u8) -> bool {
+    let f = &m.folios[pfn as usize];
+    f.gen != 0 && f.test(pg::LRU) && f.memcg == memcg && f.node == node
+}
+
+/// `walk_update_folio`'s dirty propagation: a dirty PTE dirties a folio that can be dirtied.
+fn propagate_dirty(m: &mut Machine, pfn: Pfn, pte_dirty: bool) {
+    let f = &m.folios[pfn as usize];
+    let anon_no_swapcache = f.is_anon() && f.test(pg::SWAPBACKED) && !f.test(pg::SWAPCACHE);
+    if pte_dirty && !f.test(pg::DIRTY) && !anon_no_swapcache {
+        m.folio_mark_dirty(pfn);
+    }
+}
+
+/// `iterate_mm_list` + `walk_mm` for every mm of the lruvec's memcg: a whole iteration, as a
+/// single reclaimer finishes it in the model. Bumps `mm_state.seq`.
+pub fn walk_mm_list(
+    p: &mut Mglru,
+    m: &mut Machine,
+    lv: usize,
+    seq: u64,
+    swappiness: u32,
+    force_scan: bool,
+) {
+    let memcg = (lv / p.nodes) as u16;
+    let node = (lv % p.nodes) as u8;
+    reset_bloom(&mut p.lruvecs[lv].mm, seq + 1);
+    let nmm = m.procs.len();
+    let mut position = 0;
+    for pid in 0..nmm as u32 {
+        let pr = &m.procs[pid as usize];
+        if !pr.alive || pr.memcg != memcg {
+            continue;
+        }
+        let newcomer = position >= p.lruvecs[lv].mm.tail_len;
+        position += 1;
+        let force = force_scan || newcomer;
+        let used = pr.mm_used & (1 << (node % 64)) != 0;
+        if !force && !used {
+            continue;
+        }
+        m.procs[pid as usize].mm_used &= !(1 << (node % 64));
+        if p.era != MglruEra::C && pr_rss_small(m, pid) && !force {
+            continue;
+        }
+        walk_mm(p, m, lv, memcg, node, pid, seq, swappiness, force);
+    }
+    let st = &mut p.lruvecs[lv].mm;
+    st.tail_len = position;
+    st.seq += 1;
+}
+
+/// Era A/B `should_skip_mm`: an mm with fewer than MIN_LRU_BATCH resident pages.
+fn pr_rss_small(m: &Machine, pid: u32) -> bool {
+    m.procs[pid as usize].rss < MIN_LRU_BATCH
+}
+
+/// `should_skip_vma`.
+fn skip_vma(flags: u32, kind: VmaKind, swappiness: u32, has_recency: bool) -> bool {
+    if !has_recency || flags & vm::LOCKED != 0 {
+        return true;
+    }
+    match kind {
+        VmaKind::Anon => swappiness == 0,
+        VmaKind::File { .. } => swappiness > MAX_SWAPPINESS,
+    }
+}
+
+/// `walk_mm` → `walk_pmd_range` over every vma of one mm.
+#[allow(clippy::too_many_arguments)]
+fn walk_mm(
+    p: &mut Mglru,
+    m: &mut Machine,
+    lv: usize,
+    memcg: u16,
+    node: u8,
+    pid: u32,
+    seq: u64,
+    swappiness: u32,
+    force: bool,
+) {
+    let nonleaf = p.cfg.enabled & LRU_GEN_NONLEAF_YOUNG != 0;
+    for vi in 0..m.procs[pid as usize].vmas.len() {
+        let v = &m.procs[pid as usize].vmas[vi];
+        if skip_vma(v.flags, v.kind, swappiness, v.has_recency()) {
+            continue;
+        }
+        let nr_pmds = v.pmd_young.len() as u64;
+        for pmd in 0..nr_pmds {
+            p.lruvecs[lv].mm.stats[MM_NONLEAF_TOTAL] += 1;
+            if !force && nonleaf {
+                let v = &mut m.procs[pid as usize].vmas[vi];
+                if !v.pmd_young[pmd as usize] {
+                    continue;
+                }
+                v.pmd_young[pmd as usize] = false;
+            }
+            let keys = bloom_keys(pid, vi as u16, pmd);
+            if !force && !test_bloom(&p.lruvecs[lv].mm, seq, keys) {
+                continue;
+            }
+            p.lruvecs[lv].mm.stats[MM_NONLEAF_FOUND] += 1;
+            let (total, young) = walk_pte_range(p, m, lv, memcg, node, pid, vi, pmd);
+            if suitable_to_scan(total, young) {
+                p.lruvecs[lv].mm.stats[MM_NONLEAF_ADDED] += 1;
+                update_bloom(&mut p.lruvecs[lv].mm, seq + 1, keys);
+            }
+        }
+    }
+}
+
+/// `walk_pte_range`: clear young PTEs of one PTE table and move their folios to the youngest
+/// generation. Returns (PTEs looked at, young ones).
+#[allow(clippy::too_many_arguments)]
+fn walk_pte_range(
+    p: &mut Mglru,
+    m: &mut Machine,
+    lv: usize,
+    memcg: u16,
+    node: u8,
+    pid: u32,
+    vi: usize,
+    pmd: u64,
+) -> (u64, u64) {
+    let len = m.procs[pid as usize].vmas[vi].ptes.len() as u64;
+    let start = pmd * PTRS_PER_PTE;
+    let end = (start + PTRS_PER_PTE).min(len);
+    let max_gen = gen_of(p.lruvecs[lv].max_seq);
+    let (mut total, mut young) = (0, 0);
+    for i in start..end {
+        total += 1;
+        let pte = m.procs[pid as usize].vmas[vi].ptes[i as usize];
+        if !pte.is_present() || !pte.young() {
+            continue;
+        }
+        let pfn = pte.pfn();
+        if !folio_for(m, pfn, memcg, node) {
+            continue;
+        }
+        m.procs[pid as usize].vmas[vi].ptes[i as usize].mkold();
+        propagate_dirty(m, pfn, pte.dirty());
+        p.folio_update_gen(m, pfn, max_gen);
+        young += 1;
+    }
+    let st = &mut p.lruvecs[lv].mm.stats;
+    st[MM_LEAF_TOTAL] += total;
+    st[MM_LEAF_YOUNG] += young;
+    st[MM_LEAF_OLD] += total - young;
+    m.spend(total * m.cfg.cost.pte_walk_ns);
+    (total, young)
+}
+
+/// `lru_gen_look_around`: for each young PTE that `folio_referenced` found for the folio being
+/// reclaimed, look at up to 64 neighbouring PTEs of the same PTE table and update their
+/// folios; feed dense tables to the Bloom filter of the next walk.
+pub fn look_around(p: &mut Mglru, m: &mut Machine, target: Pfn, walker: bool) {
+    if m.young_ptes.is_empty() {
+        return;
+    }
+    let locs = std::mem::take(&mut m.young_ptes);
+    let tf = m.folios[target as usize];
+    let lv = p.lv(tf.memcg, tf.node);
+    for &loc in &locs {
+        look_around_one(p, m, lv, tf.memcg, tf.node, loc, walker);
+    }
+    m.young_ptes = locs;
+}
+
+fn look_around_one(
+    p: &mut Mglru,
+    m: &mut Machine,
+    lv: usize,
+    memcg: u16,
+    node: u8,
+    loc: PteLoc,
+    walker: bool,
+) {
+    let v = &m.procs[loc.pid as usize].vmas[loc.vma as usize];
+    if v.flags & vm::LOCKED != 0 {
+        return;
+    }
+    let len = v.ptes.len() as u64;
+    let pmd = loc.index / PTRS_PER_PTE;
+    let (mut start, mut end) = (pmd * PTRS_PER_PTE, ((pmd + 1) * PTRS_PER_PTE).min(len));
+    if end - start <= 1 {
+        return;
+    }
+    let half = MIN_LRU_BATCH / 2;
+    if end - start > MIN_LRU_BATCH {
+        if loc.index - start < half {
+            end = start + MIN_LRU_BATCH;
+        } else if end - loc.index <= half {
+            start = end - MIN_LRU_BATCH;
+        } else {
+            start = loc.index - half;
+            end = loc.index + half;
+        }
+    }
+    let max_gen = gen_of(p.lruvecs[lv].max_seq);
+    let mut young = 1;
+    for i in start..end {
+        if i == loc.index {
+            continue;
+        }
+        let pte = m.procs[loc.pid as usize].vmas[loc.vma as usize].ptes[i as usize];
+        if !pte.is_present() || !pte.young() {
+            continue;
+        }
+        let pfn = pte.pfn();
+        if !folio_for(m, pfn, memcg, node) {
+            continue;
+        }
+        m.procs[loc.pid as usize].vmas[loc.vma as usize].ptes[i as usize].mkold();
+        propagate_dirty(m, pfn, pte.dirty());
+        young += 1;
+        if walker {
+            p.folio_update_gen(m, pfn, max_gen);
+        } else {
+            let promote = p.era != MglruEra::C || p.lru_gen_set_refs(m, pfn);
+            if promote && m.folios[pfn as usize].gen != max_gen + 1 {
+                m.folio_activate(p, pfn);
+            }
+        }
+    }
+    m.spend((end - start) * m.cfg.cost.pte_walk_ns);
+    if suitable_to_scan(end - start, young) {
+        let seq = p.lruvecs[lv].max_seq;
+        update_bloom(
+            &mut p.lruvecs[lv].mm,
+            seq,
+            bloom_keys(loc.pid, loc.vma, pmd),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bloom_filter_tests_what_was_added_and_unallocated_passes() {
+        let mut st = MmState::new(2);
+        let k = bloom_keys(1, 0, 7);
+        assert!(test_bloom(&st, 3, k), "an unallocated filter tests true");
+        reset_bloom(&mut st, 3);
+        assert!(!test_bloom(&st, 3, k));
+        update_bloom(&mut st, 3, k);
+        assert!(test_bloom(&st, 3, k));
+        // The other filter is untouched.
+        assert!(test_bloom(&st, 2, k));
+        reset_bloom(&mut st, 3);
+        assert!(!test_bloom(&st, 3, k));
+    }
+
+    #[test]
+    fn bloom_keys_are_15_bits_and_spread() {
+        let mut seen = std::collections::BTreeSet::new();
+        for pmd in 0..1000 {
+            let (a, b) = bloom_keys(3, 1, pmd);
+            assert!(a < 1 << 15 && b < 1 << 15);
+            seen.insert(a);
+        }
+        assert!(seen.len() > 950, "keys collide too often: {}", seen.len());
+    }
+
+    #[test]
+    fn suitable_means_one_young_in_eight() {
+        assert!(suitable_to_scan(64, 8));
+        assert!(!suitable_to_scan(64, 7));
+    }
+}
