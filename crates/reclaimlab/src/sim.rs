@@ -168,6 +168,10 @@ struct Thread {
     done: bool,
     finish: u64,
     hist: LatencyHist,
+    /// A background thread: it does not keep the run alive.
+    daemon: bool,
+    /// Barrier groups this thread takes part in.
+    barrier_groups: Vec<u16>,
 }
 
 /// The model a run executes on.
@@ -314,11 +318,20 @@ struct Engine {
     lru_gen_results: Vec<LruGenCommandResult>,
     schedule: Vec<(u64, String)>,
     sample_every: Option<u64>,
+    barriers: BTreeMap<u16, BarrierState>,
+}
+
+/// Threads waiting at a barrier.
+#[derive(Default)]
+struct BarrierState {
+    parties: u16,
+    waiting: Vec<usize>,
+    departed: u16,
 }
 
 /// Expected accesses of a stream, for the progress bar.
 fn expected_accesses(s: &Stream) -> u64 {
-    match s {
+    match s.undelayed().0 {
         Stream::Phases(p) => p.iter().map(|ph| ph.ops).sum(),
         Stream::Rounds { phases, rounds, .. } => {
             phases.iter().map(|ph| ph.ops).sum::<u64>() * rounds
@@ -327,6 +340,7 @@ fn expected_accesses(s: &Stream) -> u64 {
             .iter()
             .filter(|a| matches!(a, Action::Access { .. }))
             .count() as u64,
+        Stream::Background { .. } | Stream::Delayed { .. } | Stream::Synced { .. } => 0,
     }
 }
 
@@ -352,6 +366,8 @@ impl Engine {
                 done: false,
                 finish: 0,
                 hist: LatencyHist::default(),
+                daemon: t.stream.is_background(),
+                barrier_groups: t.stream.unwrapped().2.map(|(g, _)| g).into_iter().collect(),
             })
             .collect();
         let nodes = scn.machine.node_pages.len();
@@ -375,6 +391,7 @@ impl Engine {
             lru_gen_results: Vec::new(),
             schedule: Vec::new(),
             sample_every: None,
+            barriers: BTreeMap::new(),
         };
         for i in 0..e.threads.len() {
             e.push(0, Ev::Thread(i as u32));
@@ -404,7 +421,7 @@ impl Engine {
     }
 
     fn run(&mut self, opts: &RunOptions) -> Result<(), String> {
-        let mut live = self.threads.len();
+        let mut live = self.threads.iter().filter(|t| !t.daemon).count();
         while live > 0 {
             let Some(Reverse((t, _, ev))) = self.queue.pop() else {
                 break;
@@ -416,7 +433,10 @@ impl Engine {
             match ev {
                 Ev::Thread(i) => {
                     if self.step_thread(i as usize, t) {
-                        live -= 1;
+                        self.depart_barriers(i as usize, t);
+                        if !self.threads[i as usize].daemon {
+                            live -= 1;
+                        }
                     }
                 }
                 Ev::Kswapd(node) => self.run_kswapd(node, t),
@@ -488,6 +508,9 @@ impl Engine {
                     self.threads[i].marks += 1;
                     continue;
                 }
+                Action::Barrier { group, parties } => {
+                    self.arrive_at_barrier(i, t, group, parties);
+                }
                 Action::MemcgWrite { memcg, file, value } => {
                     let elapsed = self.memcg_write(i, t, memcg, file, value);
                     self.push(t + elapsed.max(1), Ev::Thread(i as u32));
@@ -511,6 +534,37 @@ impl Engine {
                 }
             }
             return false;
+        }
+    }
+
+    /// A thread reaches a barrier: it waits until `parties` threads of the group have arrived
+    /// (or left: a thread that finishes or is killed counts as arrived for good).
+    fn arrive_at_barrier(&mut self, i: usize, t: u64, group: u16, parties: u16) {
+        let b = self.barriers.entry(group).or_default();
+        b.parties = parties;
+        b.waiting.push(i);
+        self.release_barrier(group, t);
+    }
+
+    fn release_barrier(&mut self, group: u16, t: u64) {
+        let Some(b) = self.barriers.get_mut(&group) else {
+            return;
+        };
+        if b.parties == 0 || (b.waiting.len() + b.departed as usize) < b.parties as usize {
+            return;
+        }
+        let waiting = std::mem::take(&mut b.waiting);
+        for w in waiting {
+            self.push(t, Ev::Thread(w as u32));
+        }
+    }
+
+    /// A finished or killed thread no longer holds up its barriers.
+    fn depart_barriers(&mut self, i: usize, t: u64) {
+        let groups: Vec<u16> = self.threads[i].barrier_groups.clone();
+        for g in groups {
+            self.barriers.entry(g).or_default().departed += 1;
+            self.release_barrier(g, t);
         }
     }
 
@@ -730,7 +784,13 @@ impl Engine {
     }
 
     fn result(&self, scn: &Scenario, spec: PolicySpec, seed: u64) -> RunResult {
-        let sim_time_ns = self.threads.iter().map(|t| t.finish).max().unwrap_or(0);
+        let sim_time_ns = self
+            .threads
+            .iter()
+            .filter(|t| !t.daemon)
+            .map(|t| t.finish)
+            .max()
+            .unwrap_or(0);
         let accesses: u64 = self.threads.iter().map(|t| t.accesses).sum();
         let misses: u64 = self.threads.iter().map(|t| t.misses).sum();
         let major: u64 = self.threads.iter().map(|t| t.major).sum();

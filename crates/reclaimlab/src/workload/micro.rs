@@ -25,7 +25,8 @@ pub fn builtins() -> Vec<Builtin> {
         Builtin { name: "mixed-rw", description: "an anon Zipf writer (60% of memory) beside a file reader/writer (2x memory), zram swap", build: mixed_rw },
         Builtin { name: "mmap-zipf", description: "Zipf(0.99) loads through a shared file mapping twice the size of memory", build: mmap_zipf },
         Builtin { name: "swap-storm", description: "four threads touch anonymous memory uniformly over 1.5x memory, zram swap", build: swap_storm },
-        Builtin { name: "memcg-limit", description: "Zipf(0.9) read() in a memcg limited to half of memory, beside an unlimited anon user", build: memcg_limit },
+                Builtin { name: "memcg-limit", description: "Zipf(0.9) read() in a memcg limited to half of memory, beside an unlimited anon user", build: memcg_limit },
+        Builtin { name: "file-anon-mix-mini", description: "the 2026 series' file+anon OOM reproducer in miniature: 4 mmap readers of a hot file, rounds of anon writes over the memcg limit, no swap", build: file_anon_mix_mini },
     ]
 }
 
@@ -352,5 +353,82 @@ fn memcg_limit(scale: f64) -> Scenario {
                 )],
             ),
         ],
+    }
+}
+
+/// The emm-test-project `file-anon-mix-pressure` reproducer (spec series-2026.md E2) at 1/256
+/// of workloads.md's size (scale 1 = a 64 MiB memcg): a file of half the limit read through
+/// MAP_SHARED by one reader process per CPU (one byte per page per pass, 120 ms pause); one
+/// process whose threads (one per CPU) write anon memory of 7/8 of the limit each round, then
+/// unmap it and sleep 1 s; no swap. The writer threads meet at a barrier after each round
+/// (the seed joins them), then each unmaps its slice. 32 rounds instead of 128.
+fn file_anon_mix_mini(scale: f64) -> Scenario {
+    let limit = mem(scale);
+    let file_pages = limit / 2;
+    let anon = limit * 7 / 8;
+    let cpus = 4u32;
+    let slice = anon / cpus as u64;
+    let mut mc = machine(scale);
+    mc.node_pages = vec![limit * 2];
+    mc.cpus = cpus;
+    mc.memcgs = vec![MemcgConfig::new("/mix").with_max(limit)];
+    // The seed suggests a ramdisk- or pmem-backed ext4 so that reads are fast.
+    mc.file_device = crate::machine::DeviceProfile::ramdisk();
+    let mut procs = vec![proc_("anon", "/mix", anon)];
+    let mut threads = Vec::new();
+    for c in 0..cpus {
+        let pages = slice;
+        // The pressure starts once the readers have read the file once (the seed's parent
+        // waits for every reader's first pass).
+        threads.push(ThreadSpec {
+            proc: 0,
+            cpu: c,
+            stream: Stream::Delayed {
+                delay_ns: 2_000_000_000,
+                stream: Box::new(Stream::Synced {
+                    group: 0,
+                    parties: cpus as u16,
+                    stream: Box::new(Stream::Rounds {
+                        phases: vec![Phase {
+                            offset: c as u64 * slice,
+                            ..phase(Pattern::Sequential { pages }, Target::Anon, 100, pages)
+                        }],
+                        rounds: 32,
+                        unmap: Some((c as u64 * slice, slice)),
+                        sleep_ns: 1_000_000_000,
+                    }),
+                }),
+            },
+        });
+    }
+    for c in 0..cpus {
+        procs.push(ProcSpec {
+            mmaps: vec![(0, crate::machine::mm::vm::SHARED)],
+            ..proc_(&format!("reader{c}"), "/mix", 0)
+        });
+        threads.push(ThreadSpec {
+            proc: 1 + c as usize,
+            cpu: c,
+            stream: Stream::Background {
+                phases: vec![phase(
+                    Pattern::Sequential { pages: file_pages },
+                    Target::File {
+                        file: 0,
+                        via: Via::Mmap,
+                    },
+                    0,
+                    file_pages,
+                )],
+                sleep_ns: 120_000_000,
+            },
+        });
+    }
+    Scenario {
+        name: "file-anon-mix-mini".into(),
+        description: "file+anon mix OOM reproducer, miniature".into(),
+        machine: mc,
+        files: vec![file("data", file_pages)],
+        procs,
+        threads,
     }
 }

@@ -31,6 +31,8 @@ pub enum Action {
         file: MemcgFile,
         value: u64,
     },
+    /// Wait until `parties` threads of barrier `group` have arrived (pthread_join-like).
+    Barrier { group: u16, parties: u16 },
 }
 
 /// A memcg control file that a workload can write (cgroup v2 semantics).
@@ -89,6 +91,62 @@ pub enum Stream {
     },
     /// A fixed list of actions (trace replay).
     Actions(Vec<Action>),
+    /// A background thread (a daemon): repeats its phases forever, sleeping `sleep_ns` after
+    /// each pass, and does not keep the run alive; the run ends when the other threads do.
+    Background {
+        phases: Vec<Phase>,
+        sleep_ns: u64,
+    },
+    /// Another stream that starts after `delay_ns` (e.g. after a warm-up by other threads).
+    Delayed {
+        delay_ns: u64,
+        stream: Box<Stream>,
+    },
+    /// A `Rounds` stream whose threads (`parties` of them, barrier `group`) wait for each other
+    /// at the end of every round, before the munmap (the seed's join of the writer threads).
+    Synced {
+        group: u16,
+        parties: u16,
+        stream: Box<Stream>,
+    },
+}
+
+impl Stream {
+    /// Whether a thread with this stream is a daemon.
+    pub fn is_background(&self) -> bool {
+        match self {
+            Stream::Background { .. } => true,
+            Stream::Delayed { stream, .. } | Stream::Synced { stream, .. } => {
+                stream.is_background()
+            }
+            _ => false,
+        }
+    }
+
+    /// The stream without its start delay, and the delay.
+    pub fn undelayed(&self) -> (&Stream, u64) {
+        let (s, d, _) = self.unwrapped();
+        (s, d)
+    }
+
+    /// The stream without its wrappers: (inner, start delay, round barrier).
+    pub fn unwrapped(&self) -> (&Stream, u64, Option<(u16, u16)>) {
+        match self {
+            Stream::Delayed { delay_ns, stream } => {
+                let (s, d, b) = stream.unwrapped();
+                (s, d + delay_ns, b)
+            }
+            Stream::Synced {
+                group,
+                parties,
+                stream,
+            } => {
+                let (s, d, _) = stream.unwrapped();
+                (s, d, Some((*group, *parties)))
+            }
+            s => (s, 0, None),
+        }
+    }
 }
 
 /// A process of the scenario.
@@ -154,9 +212,11 @@ impl Scenario {
                     t.cpu, self.machine.cpus
                 ));
             }
-            let phases: &[Phase] = match &t.stream {
-                Stream::Phases(p) | Stream::Rounds { phases: p, .. } => p,
-                Stream::Actions(_) => &[],
+            let phases: &[Phase] = match t.stream.undelayed().0 {
+                Stream::Phases(p)
+                | Stream::Rounds { phases: p, .. }
+                | Stream::Background { phases: p, .. } => p,
+                Stream::Actions(_) | Stream::Delayed { .. } | Stream::Synced { .. } => &[],
             };
             for ph in phases {
                 ph.pattern.validate()?;
@@ -354,10 +414,24 @@ pub struct StreamIter {
     pending: Vec<Action>,
     actions: std::vec::IntoIter<Action>,
     think_next: bool,
+    /// Emit a Mark after each round (not for background threads).
+    marks: bool,
+    /// The round barrier (group, parties), if the threads of a round wait for each other.
+    barrier: Option<(u16, u16)>,
 }
 
 impl StreamIter {
     pub fn new(stream: &Stream, seed: u64) -> Self {
+        let (inner, delay, barrier) = stream.unwrapped();
+        let mut it = Self::new_undelayed(inner, seed);
+        it.barrier = barrier;
+        if delay > 0 {
+            it.pending.push(Action::Think(delay));
+        }
+        it
+    }
+
+    fn new_undelayed(stream: &Stream, seed: u64) -> Self {
         let (phases, rounds, unmap, sleep_ns, actions) = match stream {
             Stream::Phases(p) => (p.clone(), 1, None, 0, Vec::new()),
             Stream::Rounds {
@@ -367,7 +441,14 @@ impl StreamIter {
                 sleep_ns,
             } => (phases.clone(), *rounds, *unmap, *sleep_ns, Vec::new()),
             Stream::Actions(a) => (Vec::new(), 0, None, 0, a.clone()),
+            Stream::Background { phases, sleep_ns } => {
+                (phases.clone(), u64::MAX, None, *sleep_ns, Vec::new())
+            }
+            Stream::Delayed { .. } | Stream::Synced { .. } => {
+                unreachable!("unwrapped() strips the wrappers")
+            }
         };
+        let marks = !stream.is_background();
         StreamIter {
             phases,
             rounds,
@@ -382,6 +463,8 @@ impl StreamIter {
             pending: Vec::new(),
             actions: actions.into_iter(),
             think_next: false,
+            marks,
+            barrier: None,
         }
     }
 
@@ -450,7 +533,12 @@ impl StreamIter {
         if let Some((start, len)) = self.unmap {
             self.pending.push(Action::MunmapAnon { start, len });
         }
-        self.pending.push(Action::Mark);
+        if let Some((group, parties)) = self.barrier {
+            self.pending.push(Action::Barrier { group, parties });
+        }
+        if self.marks {
+            self.pending.push(Action::Mark);
+        }
     }
 }
 
