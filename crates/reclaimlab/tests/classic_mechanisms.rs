@@ -6,12 +6,12 @@
 //!
 //! Every test builds a small machine, drives one mechanism directly (accesses, drains, single
 //! shrink_* calls), asserts what the spec says must be observable, and checks every machine
-//! invariant at the end. Each assertion is chosen so that it would fail if the mechanism it
-//! names were removed; the comments say what would be seen instead.
+//! invariant at the end. The assertions are chosen so that removing or altering the mechanism
+//! a test names makes it fail (checked by mutating the model one mechanism at a time).
 
 use reclaimlab::access::{Op, PageRef, Via};
-use reclaimlab::machine::fault::AccessOutcome;
 use reclaimlab::consts::{int_sqrt, Kernel, EVICTION_MASK, MAX_RECLAIM_RETRIES, PAGE_SHIFT};
+use reclaimlab::machine::fault::AccessOutcome;
 use reclaimlab::machine::mm::vm;
 use reclaimlab::machine::vmscan::ScanControl;
 use reclaimlab::machine::{
@@ -73,6 +73,26 @@ fn access(
 /// A buffered read() of one page (filemap_read → folio_mark_accessed).
 fn read(m: &mut Machine, pol: &mut Classic, pid: u32, file: u32, page: u64) -> AccessOutcome {
     access(m, pol, pid, PageRef::File { file, page }, Op::Read, Via::Fd)
+}
+
+/// Reads every page of `pages` once, then each again: the second pass activates them all (the
+/// reads of one page are never consecutive, so each counts as a touch, §2.2).
+fn read_twice(
+    m: &mut Machine,
+    pol: &mut Classic,
+    pid: u32,
+    file: u32,
+    pages: std::ops::Range<u64>,
+) {
+    assert!(
+        pages.end - pages.start != 1,
+        "a lone page would be re-read consecutively"
+    );
+    for _ in 0..2 {
+        for i in pages.clone() {
+            read(m, pol, pid, file, i);
+        }
+    }
 }
 
 /// A buffered write() of one page (no FGP_ACCESSED: the folio is dirtied, not marked accessed).
@@ -181,10 +201,12 @@ fn spec_inactive_is_low(inactive: u64, active: u64) -> bool {
 // §2.1, §2.2: per-CPU batches and two-touch promotion
 // ------------------------------------------------------------------------------------------
 
-/// §2.2 rows 1 and 3 (PG_lru set): the first read sets PG_referenced on an inactive folio; the
-/// second queues it in lru_activate, and the drain moves it to the active list with PGACTIVATE
-/// (global and memcg) exactly once. Further reads only set PG_referenced again (row 1 on an
-/// active folio), then nothing (row 4).
+/// §2.2 rows 1 and 3 (PG_lru set): the first read sets PG_referenced on an inactive folio; a
+/// second read right after it, within the same folio, does not count (filemap_read marks a
+/// folio once per run of reads in it); the next read of it after another page queues it in
+/// lru_activate, and the drain moves it to the active list with PGACTIVATE (global and memcg)
+/// exactly once. Further reads only set PG_referenced again (row 1 on an active folio), then
+/// nothing (row 4).
 #[test]
 fn fd_read_two_touch_promotion_activates_on_second_read_with_one_pgactivate() {
     let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
@@ -205,6 +227,14 @@ fn fd_read_two_touch_promotion_activates_on_second_read_with_one_pgactivate() {
     assert_eq!(m.vm.get(Vm::Pgactivate), 0);
     let age = pol.lruvec(0, 0).nonresident_age;
 
+    // The same folio again at once: one run of reads, one mark.
+    read(&mut m, &mut pol, p, f, 0);
+    drain(&mut m, &mut pol);
+    assert!(!has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::REFERENCED));
+    assert_eq!(m.vm.get(Vm::Pgactivate), 0);
+    assert_eq!(pol.lruvec(0, 0).nonresident_age, age);
+
+    read(&mut m, &mut pol, p, f, 1);
     let out = read(&mut m, &mut pol, p, f, 0);
     assert!(out.hit);
     // folio_activate only queues it: still inactive until the lru_activate batch drains, but
@@ -214,18 +244,21 @@ fn fd_read_two_touch_promotion_activates_on_second_read_with_one_pgactivate() {
     assert_eq!(pol.lruvec(0, 0).nonresident_age, age + 1);
     drain(&mut m, &mut pol);
     assert!(has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::LRU));
-    assert_eq!(lru(&pol), [0, 0, 0, 1, 0]);
+    assert_eq!(lru(&pol), [0, 0, 1, 1, 0], "page 1 stays inactive");
     assert_eq!(m.vm.get(Vm::Pgactivate), 1);
     assert_eq!(m.memcg_events_hier(0).get(Vm::Pgactivate), 1);
 
-    // Active, unreferenced → active, referenced; then nothing at all.
+    // Active, unreferenced → active, referenced; then nothing at all. (Pages 2 and 3 are read
+    // once each in between, so every read of page 0 counts.)
+    read(&mut m, &mut pol, p, f, 2);
     read(&mut m, &mut pol, p, f, 0);
     drain(&mut m, &mut pol);
     assert!(has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::REFERENCED));
+    read(&mut m, &mut pol, p, f, 3);
     read(&mut m, &mut pol, p, f, 0);
     drain(&mut m, &mut pol);
     assert!(has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::REFERENCED));
-    assert_eq!(lru(&pol), [0, 0, 0, 1, 0]);
+    assert_eq!(lru(&pol), [0, 0, 3, 1, 0]);
     assert_eq!(m.vm.get(Vm::Pgactivate), 1, "PGACTIVATE counted once");
     assert_eq!(pol.lruvec(0, 0).nonresident_age, age + 1);
     check(&m, &pol);
@@ -241,6 +274,7 @@ fn second_read_inside_lru_add_batch_sets_active_without_pgactivate() {
     let f = m.create_file("f", 16);
     let p = m.create_process("p", 0, 0);
     read(&mut m, &mut pol, p, f, 3);
+    read(&mut m, &mut pol, p, f, 4);
     read(&mut m, &mut pol, p, f, 3);
     let pfn = page_of(&m, f, 3);
     assert!(has(&m, pfn, pg::IN_BATCH) && !has(&m, pfn, pg::LRU));
@@ -255,9 +289,10 @@ fn second_read_inside_lru_add_batch_sets_active_without_pgactivate() {
     drain(&mut m, &mut pol);
     assert_eq!(
         lru(&pol),
-        [0, 0, 0, 1, 0],
-        "lru_add put it on the active list"
+        [0, 0, 1, 1, 0],
+        "lru_add put page 3 on the active list, page 4 on the inactive one"
     );
+    assert!(has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::LRU));
     assert_eq!(m.vm.get(Vm::Pgactivate), 0, "no PGACTIVATE on this path");
     assert_eq!(m.memcg_events_hier(0).get(Vm::Pgactivate), 0);
     check(&m, &pol);
@@ -446,7 +481,7 @@ fn scan_balance_rules_apply_in_spec_order() {
 
 /// §4.7 step 6 with a non-zero cost pair: the exact integer formula. anon_cost 10, file_cost 30,
 /// swappiness 60: t = 40, A = 50, F = 70, T = 120; ap = 60·121/51 = 142, fp = 140·121/71 = 238.
-/// A high anon cost shifts the weight to file.
+/// A high anon cost shifts the weight to file, a high file cost to anon.
 #[test]
 fn scan_fraction_with_costs_uses_the_exact_integer_formula() {
     let mut cfg = MachineConfig::simple(4096);
@@ -456,8 +491,9 @@ fn scan_fraction_with_costs_uses_the_exact_integer_formula() {
     for (anon_cost, file_cost, expect) in [
         (10u64, 30u64, [142u64, 238u64]),
         (1000, 0, [89, 419]),
-        (0, 1000, [179, 93]),
-        (7, 7, [60, 140]),
+        (0, 1000, [179, 209]),
+        // Equal costs keep the 60:140 split, but the weights are not 60 and 140.
+        (7, 7, [117, 273]),
     ] {
         sc.anon_cost = anon_cost;
         sc.file_cost = file_cost;
@@ -509,9 +545,9 @@ fn get_scan_count_scales_list_sizes_by_priority_and_fraction() {
 // ------------------------------------------------------------------------------------------
 
 /// Builds 100 file pages with the 40 mapped (young) ones at the inactive tail, and 8 young anon
-/// pages, then rotates 8 anon, 10 file and 10 file pages through shrink_inactive_list (all KEEP:
-/// first-pass references). Returns (anon_cost, file_cost) after each of the three steps.
-fn rotation_costs(kernel: Kernel) -> [(u64, u64); 3] {
+/// pages, then rotates 8 anon, then 10, 9 and 1 file pages through shrink_inactive_list (all
+/// KEEP: first-pass references). Returns (anon_cost, file_cost) after each of the four steps.
+fn rotation_costs(kernel: Kernel) -> [(u64, u64); 4] {
     let (mut m, mut pol) = machine(4096, kernel, SwapConfig::None);
     let mapped = m.create_file("mapped", 40);
     let other = m.create_file("other", 60);
@@ -529,13 +565,13 @@ fn rotation_costs(kernel: Kernel) -> [(u64, u64); 3] {
     drain(&mut m, &mut pol);
     assert_eq!(lru(&pol), [8, 0, 100, 0, 0]);
     let cost = |pol: &Classic| (pol.lruvec(0, 0).anon_cost, pol.lruvec(0, 0).file_cost);
-    let mut out = [(0, 0); 3];
+    let mut out = [(0, 0); 4];
     assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 8), 0);
     out[0] = cost(&pol);
-    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 10), 0);
-    out[1] = cost(&pol);
-    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 10), 0);
-    out[2] = cost(&pol);
+    for (step, nr) in [(1, 10), (2, 9), (3, 1)] {
+        assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, nr), 0);
+        out[step] = cost(&pol);
+    }
     assert_eq!(lru(&pol), [8, 0, 100, 0, 0], "every folio was kept");
     check(&m, &pol);
     out
@@ -546,9 +582,13 @@ fn rotation_costs(kernel: Kernel) -> [(u64, u64); 3] {
 /// costs are halved. v6.1 charges only pages written (none here), so the costs stay 0.
 #[test]
 fn lru_note_cost_counts_rotations_in_6_12_only_and_halves_above_a_quarter() {
-    // 8 (≤ 27) → 8 + 10 = 18 (≤ 27) → 8 + 20 = 28 > 27: both halved to (4, 10).
-    assert_eq!(rotation_costs(Kernel::V6_12), [(8, 0), (8, 10), (4, 10)]);
-    assert_eq!(rotation_costs(Kernel::V6_1), [(0, 0); 3]);
+    // 8 → 8 + 10 = 18 → 8 + 19 = 27 (equal to a quarter: kept) → 8 + 20 = 28 > 27: both
+    // halved to (4, 10).
+    assert_eq!(
+        rotation_costs(Kernel::V6_12),
+        [(8, 0), (8, 10), (8, 19), (4, 10)]
+    );
+    assert_eq!(rotation_costs(Kernel::V6_1), [(0, 0); 4]);
 }
 
 /// §4.9 and §11: pages written by reclaim cost 32 each in v6.12 (plus rotations) and 1 each in
@@ -582,7 +622,8 @@ fn lru_note_cost_weights_pageout_by_32_in_6_12_and_1_in_6_1() {
 // §4.10: inactive_is_low and shrink_active_list
 // ------------------------------------------------------------------------------------------
 
-/// Reads `active` pages twice and `inactive` pages once from a fresh file (no reclaim).
+/// Reads `active` pages twice and `inactive` pages once from a fresh file (no reclaim), the
+/// `active` ones before the others.
 fn fill_file_lists(
     m: &mut Machine,
     pol: &mut Classic,
@@ -591,10 +632,7 @@ fn fill_file_lists(
     inactive: u64,
 ) -> u32 {
     let f = m.create_file("lists", active + inactive);
-    for i in 0..active {
-        read(m, pol, pid, f, i);
-        read(m, pol, pid, f, i);
-    }
+    read_twice(m, pol, pid, f, 0..active);
     for i in active..active + inactive {
         read(m, pol, pid, f, i);
     }
@@ -662,28 +700,39 @@ fn inactive_is_low_uses_int_sqrt_of_10_gib_as_ratio() {
 }
 
 /// §4.10 shrink_active_list: an unmapped active folio is always deactivated (with
-/// PG_workingset set and PGDEACTIVATE, PGREFILL counted) even if it was read again; it keeps
-/// its PG_referenced, so one more read reactivates it at once.
+/// PG_workingset set and PGDEACTIVATE, PGREFILL counted) even if it was read again while
+/// active; it keeps its PG_referenced, so one more read reactivates it at once, while a
+/// deactivated folio without PG_referenced needs two.
 #[test]
 fn shrink_active_list_deactivates_unmapped_folios_and_keeps_pg_referenced() {
     let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
     let f = m.create_file("f", 4);
     let p = m.create_process("p", 0, 0);
-    read(&mut m, &mut pol, p, f, 0);
-    read(&mut m, &mut pol, p, f, 0);
-    read(&mut m, &mut pol, p, f, 0); // active, referenced
+    for i in [0, 1, 0, 1, 0] {
+        read(&mut m, &mut pol, p, f, i);
+    }
     drain(&mut m, &mut pol);
-    let pfn = page_of(&m, f, 0);
-    assert!(has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::REFERENCED));
+    let (refd, plain) = (page_of(&m, f, 0), page_of(&m, f, 1));
+    assert!(has(&m, refd, pg::ACTIVE) && has(&m, refd, pg::REFERENCED));
+    assert!(has(&m, plain, pg::ACTIVE) && !has(&m, plain, pg::REFERENCED));
+    assert_eq!(lru(&pol), [0, 0, 0, 2, 0]);
     shrink_active(&mut m, &mut pol, LRU_ACTIVE_FILE, 32);
-    assert!(!has(&m, pfn, pg::ACTIVE));
-    assert!(has(&m, pfn, pg::WORKINGSET) && has(&m, pfn, pg::REFERENCED));
-    assert_eq!(lru(&pol), [0, 0, 1, 0, 0]);
-    assert_eq!(m.vm.get(Vm::Pgdeactivate), 1);
-    assert_eq!(m.vm.get(Vm::Pgrefill), 1);
+    for pfn in [refd, plain] {
+        assert!(!has(&m, pfn, pg::ACTIVE) && has(&m, pfn, pg::WORKINGSET));
+    }
+    assert!(
+        has(&m, refd, pg::REFERENCED),
+        "PG_referenced is left as it was"
+    );
+    assert_eq!(lru(&pol), [0, 0, 2, 0, 0]);
+    assert_eq!(m.vm.get(Vm::Pgdeactivate), 2);
+    assert_eq!(m.vm.get(Vm::Pgrefill), 2);
+    read(&mut m, &mut pol, p, f, 1);
     read(&mut m, &mut pol, p, f, 0);
     drain(&mut m, &mut pol);
-    assert!(has(&m, pfn, pg::ACTIVE), "one read reactivates it");
+    assert!(has(&m, refd, pg::ACTIVE), "one read reactivates it");
+    assert!(!has(&m, plain, pg::ACTIVE) && has(&m, plain, pg::REFERENCED));
+    assert_eq!(lru(&pol), [0, 0, 1, 1, 0]);
     assert_eq!(m.vm.get(Vm::Pgactivate), 1);
     check(&m, &pol);
 }
@@ -795,6 +844,7 @@ struct Refault {
     distance: u64,
     ws: u64,
     age_before_refault: u64,
+    pgactivate_before_refault: u64,
 }
 
 /// Builds `active` active file pages (file A, each read twice), `anon` inactive anon pages and
@@ -808,10 +858,7 @@ fn refault_after(n: u64, active: u64, anon: u64, swap: SwapConfig) -> Refault {
     for i in 0..anon {
         write_anon(&mut m, &mut pol, p, i);
     }
-    for i in 0..active {
-        read(&mut m, &mut pol, p, a, i);
-        read(&mut m, &mut pol, p, a, i);
-    }
+    read_twice(&mut m, &mut pol, p, a, 0..active);
     drain(&mut m, &mut pol);
     for i in 0..64 {
         read(&mut m, &mut pol, p, b, i);
@@ -836,6 +883,7 @@ fn refault_after(n: u64, active: u64, anon: u64, swap: SwapConfig) -> Refault {
         ws += l[LRU_ACTIVE_ANON] + l[LRU_INACTIVE_ANON];
     }
     assert_eq!(m.vm.get(Vm::WorkingsetRefaultFile), 0);
+    let pgactivate_before_refault = m.vm.get(Vm::Pgactivate);
     read(&mut m, &mut pol, p, b, 0);
     Refault {
         m,
@@ -844,6 +892,7 @@ fn refault_after(n: u64, active: u64, anon: u64, swap: SwapConfig) -> Refault {
         distance,
         ws,
         age_before_refault: now,
+        pgactivate_before_refault,
     }
 }
 
@@ -858,7 +907,7 @@ fn assert_refault_activated(mut r: Refault) {
     assert_eq!(r.m.memcg_events_hier(0).get(Vm::WorkingsetActivateFile), 1);
     assert_eq!(
         r.m.vm.get(Vm::Pgactivate),
-        0,
+        r.pgactivate_before_refault,
         "refault activation is not PGACTIVATE"
     );
     assert_eq!(
@@ -870,6 +919,7 @@ fn assert_refault_activated(mut r: Refault) {
     drain(&mut r.m, &mut r.pol);
     let after = lru(&r.pol);
     assert_eq!(after[LRU_ACTIVE_FILE], before[LRU_ACTIVE_FILE] + 1);
+    assert_eq!(r.m.vm.get(Vm::Pgactivate), r.pgactivate_before_refault);
     check(&r.m, &r.pol);
 }
 
@@ -931,34 +981,29 @@ fn refault_workingset_includes_anon_when_swap_is_free() {
 fn workingset_restore_sets_pg_workingset_and_costs_32_in_6_12_and_1_in_6_1() {
     for (kernel, cost) in [(Kernel::V6_12, 32u64), (Kernel::V6_1, 1u64)] {
         let (mut m, mut pol) = machine(4096, kernel, SwapConfig::None);
-        let c = m.create_file("c", 1);
-        let a = m.create_file("a", 20);
+        let a = m.create_file("a", 21);
         let b = m.create_file("b", 200);
         let p = m.create_process("p", 0, 0);
-        read(&mut m, &mut pol, p, c, 0);
-        read(&mut m, &mut pol, p, c, 0);
-        for i in 0..20 {
-            read(&mut m, &mut pol, p, a, i);
-            read(&mut m, &mut pol, p, a, i);
-        }
+        read_twice(&mut m, &mut pol, p, a, 0..21);
         drain(&mut m, &mut pol);
         assert_eq!(lru(&pol), [0, 0, 0, 21, 0]);
-        let c0 = page_of(&m, c, 0);
-        // c0 is the active tail: deactivated with PG_workingset.
+        let a0 = page_of(&m, a, 0);
+        // a0 is the active tail: deactivated with PG_workingset.
         shrink_active(&mut m, &mut pol, LRU_ACTIVE_FILE, 1);
-        assert!(has(&m, c0, pg::WORKINGSET) && !has(&m, c0, pg::ACTIVE));
+        assert!(has(&m, a0, pg::WORKINGSET) && !has(&m, a0, pg::ACTIVE));
         assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 1);
-        let (_, _, _, workingset) = Classic::unpack_shadow(shadow_of(&m, c, 0));
+        let (_, _, _, workingset) = Classic::unpack_shadow(shadow_of(&m, a, 0));
         assert!(workingset, "{kernel}: the shadow carries PG_workingset");
         for i in 0..200 {
             read(&mut m, &mut pol, p, b, i);
         }
         drain(&mut m, &mut pol);
         assert_eq!(pol.lruvec(0, 0).file_cost, 0);
-        read(&mut m, &mut pol, p, c, 0);
-        let c0 = page_of(&m, c, 0);
+        // Distance 1 (only its own eviction aged the clock) <= active_file = 20.
+        read(&mut m, &mut pol, p, a, 0);
+        let a0 = page_of(&m, a, 0);
         assert!(
-            has(&m, c0, pg::ACTIVE) && has(&m, c0, pg::WORKINGSET),
+            has(&m, a0, pg::ACTIVE) && has(&m, a0, pg::WORKINGSET),
             "{kernel}"
         );
         assert_eq!(m.vm.get(Vm::WorkingsetActivateFile), 1);
@@ -969,6 +1014,65 @@ fn workingset_restore_sets_pg_workingset_and_costs_32_in_6_12_and_1_in_6_1() {
         drain(&mut m, &mut pol);
         check(&m, &pol);
     }
+}
+
+/// Swaps out anon page 0 (after a first, keeping pass that clears its young bit), then evicts
+/// `n` of 30 inactive file pages, with 10 active file pages and 3 more inactive anon pages, and
+/// faults page 0 back in from zram. Returns (distance, activated).
+fn anon_refault_after(n: u64) -> (u64, bool) {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, zram(256));
+    let f = m.create_file("f", 40);
+    let p = m.create_process("p", 0, 4);
+    for i in 0..4 {
+        write_anon(&mut m, &mut pol, p, i);
+    }
+    read_twice(&mut m, &mut pol, p, f, 0..10);
+    for i in 10..40 {
+        read(&mut m, &mut pol, p, f, i);
+    }
+    drain(&mut m, &mut pol);
+    assert_eq!(lru(&pol), [4, 0, 30, 10, 0]);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 0);
+    let clock = pol.lruvec(0, 0).nonresident_age;
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 1), 1);
+    assert_eq!(m.vm.get(Vm::Pswpout), 1);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, n), n);
+    let distance = pol.lruvec(0, 0).nonresident_age - clock;
+    assert_eq!(distance, n + 1);
+    // §5.3 for an anon refault: all file pages, plus active anon when swap is free; the
+    // inactive anon pages do not count.
+    let l = lru(&pol);
+    assert_eq!(l, [3, 0, 30 - n, 10, 0]);
+    let ws = l[LRU_ACTIVE_FILE] + l[LRU_INACTIVE_FILE] + l[LRU_ACTIVE_ANON];
+    let out = access(
+        &mut m,
+        &mut pol,
+        p,
+        PageRef::Anon { page: 0 },
+        Op::Read,
+        Via::Mmap,
+    );
+    assert!(out.major, "read back from swap");
+    assert_eq!(m.vm.get(Vm::WorkingsetRefaultAnon), 1);
+    assert_eq!(m.vm.get(Vm::WorkingsetRefaultFile), 0);
+    let pfn = *m.lru_add_batch[0]
+        .last()
+        .expect("the swapped-in folio is queued");
+    let activated = has(&m, pfn, pg::ACTIVE);
+    assert_eq!(activated, distance <= ws, "distance {distance}, ws {ws}");
+    assert_eq!(m.vm.get(Vm::WorkingsetActivateAnon), activated as u64);
+    drain(&mut m, &mut pol);
+    check(&m, &pol);
+    (distance, activated)
+}
+
+/// §5.3 for anon: ws = active_file + inactive_file + active_anon = 10 + (30 − n) + 0. n = 19
+/// gives distance 20 ≤ 21 (activated), n = 20 distance 21 > 20 (not). Counting the 3 inactive
+/// anon pages, as a file refault would, would activate both.
+#[test]
+fn anon_refault_workingset_counts_all_file_pages_but_not_inactive_anon() {
+    assert_eq!(anon_refault_after(19), (20, true));
+    assert_eq!(anon_refault_after(20), (21, false));
 }
 
 /// §5.2: shadow entries pack (timestamp, memcg id, node, workingset) into an xarray value entry

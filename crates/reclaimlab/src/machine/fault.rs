@@ -273,8 +273,7 @@ impl Machine {
             self.balance_dirty_pages();
         } else {
             // filemap_read marks a folio once per run of reads within it (pos_same_folio).
-            let prev = self.files[file as usize].ra_prev.replace((pid, index));
-            if prev != Some((pid, index)) {
+            if !self.procs[pid as usize].read_same_page_as_last(file, index) {
                 pol.folio_mark_accessed(self, pfn);
             }
         }

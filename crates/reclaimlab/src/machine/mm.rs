@@ -158,6 +158,23 @@ pub struct Process {
     pub name: String,
     /// Per-node "ran since the last page-table walk" bits (`lru_gen_use_mm`).
     pub mm_used: u64,
+    /// The page of the last read() of each file this process opened (`file->f_ra.prev_pos`:
+    /// one open file per process and file).
+    pub ra_prev: Vec<(u32, u64)>,
+}
+
+impl Process {
+    /// Records a read() of `page` of `file`; returns whether the previous read of this open
+    /// file ended in the same page (then filemap_read does not mark it accessed again).
+    pub fn read_same_page_as_last(&mut self, file: u32, page: u64) -> bool {
+        match self.ra_prev.iter_mut().find(|(f, _)| *f == file) {
+            Some((_, p)) => std::mem::replace(p, page) == page,
+            None => {
+                self.ra_prev.push((file, page));
+                false
+            }
+        }
+    }
 }
 
 impl Process {
@@ -193,6 +210,7 @@ impl Machine {
             oom_score_adj: 0,
             name: name.to_string(),
             mm_used: !0,
+            ra_prev: Vec::new(),
         });
         pid
     }

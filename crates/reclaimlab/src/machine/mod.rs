@@ -169,9 +169,6 @@ pub struct File {
     /// Every (pid, vma) mapping this file: the `i_mmap` tree of rmap_walk_file.
     pub mmaps: Vec<(u32, u16)>,
     pub size_pages: u64,
-    /// The page and reader of the last read() (`file->f_ra.prev_pos`; one open file per file
-    /// is modelled): consecutive reads of the same page mark it accessed once.
-    pub ra_prev: Option<(u32, u64)>,
 }
 
 /// One xarray slot of a page cache or the swap cache.
@@ -381,7 +378,6 @@ impl Machine {
             dirtied_when: 0,
             mmaps: Vec::new(),
             size_pages,
-            ra_prev: None,
         });
         id
     }
