@@ -498,3 +498,147 @@ fn huge_object_traces_are_compacted_in_order() {
     let r = go(&scn, CLASSIC);
     assert_eq!((r.accesses, r.misses), (4, 3), "the repeated page hits");
 }
+
+mod writeback_and_min {
+    use super::*;
+    use reclaimlab::access::{Op, PageRef};
+    use reclaimlab::workload::{Action, FileSpec};
+
+    /// One process writes 10 pages of a file (far below the background threshold), then
+    /// sleeps for `sleep_s`.
+    fn dirty_then_sleep(sleep_s: u64) -> Scenario {
+        let mut actions: Vec<Action> = (0..10)
+            .map(|p| Action::Access {
+                page: PageRef::File { file: 0, page: p },
+                op: Op::Write,
+                via: Via::Fd,
+            })
+            .collect();
+        actions.push(Action::Think(sleep_s * 1_000_000_000));
+        Scenario {
+            name: "expire".into(),
+            description: String::new(),
+            machine: MachineConfig::simple(16384),
+            files: vec![FileSpec {
+                name: "f".into(),
+                pages: 10,
+            }],
+            procs: vec![ProcSpec {
+                name: "w".into(),
+                memcg: "/".into(),
+                anon_pages: 0,
+                mmaps: vec![],
+            }],
+            threads: vec![ThreadSpec {
+                proc: 0,
+                cpu: 0,
+                stream: Stream::Actions(actions),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_flusher_writes_inodes_dirty_for_30_s_on_its_5_s_period() {
+        // Dirtied in jiffy 0: not written by the kupdate runs at 5..25 s, written by the one
+        // at 30 s (the flusher wakes every 5 s); compared in jiffies as the kernel does.
+        let early = go(&dirty_then_sleep(29), CLASSIC);
+        assert_eq!(v(&early, "pgpgout"), 0, "written before the 30 s expiry");
+        assert_eq!(v(&early, "nr_dirty"), 10);
+        let late = go(&dirty_then_sleep(31), CLASSIC);
+        assert_eq!(v(&late, "pgpgout"), 40, "10 pages written back (KiB)");
+        assert_eq!(v(&late, "nr_dirty"), 0);
+    }
+
+    /// `/a` reads its file once, sleeps while `/b` streams a file larger than memory; `/a`
+    /// has memory.min = `min`.
+    fn min_scenario(min: u64) -> Scenario {
+        let mut m = MachineConfig::simple(8192);
+        m.cpus = 2;
+        m.memcgs = vec![
+            MemcgConfig {
+                min,
+                ..MemcgConfig::new("/a")
+            },
+            MemcgConfig::new("/b"),
+        ];
+        let reads = |file: u32, pages: u64| -> Vec<Action> {
+            (0..pages)
+                .map(|p| Action::Access {
+                    page: PageRef::File { file, page: p },
+                    op: Op::Read,
+                    via: Via::Fd,
+                })
+                .collect()
+        };
+        let mut a = reads(0, 1500);
+        a.push(Action::Think(20_000_000_000));
+        a.extend(reads(0, 1500));
+        Scenario {
+            name: "min".into(),
+            description: String::new(),
+            machine: m,
+            files: vec![
+                FileSpec {
+                    name: "a".into(),
+                    pages: 1500,
+                },
+                FileSpec {
+                    name: "b".into(),
+                    pages: 24000,
+                },
+            ],
+            procs: vec![
+                ProcSpec {
+                    name: "a".into(),
+                    memcg: "/a".into(),
+                    anon_pages: 0,
+                    mmaps: vec![],
+                },
+                ProcSpec {
+                    name: "b".into(),
+                    memcg: "/b".into(),
+                    anon_pages: 0,
+                    mmaps: vec![],
+                },
+            ],
+            threads: vec![
+                ThreadSpec {
+                    proc: 0,
+                    cpu: 0,
+                    stream: Stream::Actions(a),
+                },
+                ThreadSpec {
+                    proc: 1,
+                    cpu: 1,
+                    stream: Stream::Actions(reads(1, 24000)),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn memory_min_protects_a_memcg_under_every_policy() {
+        for spec in [
+            CLASSIC,
+            PolicySpec::Classic(Kernel::V6_1),
+            "mglru:7.2".parse().unwrap(),
+        ] {
+            let r = if spec == CLASSIC {
+                checked(&min_scenario(2000), spec)
+            } else {
+                go(&min_scenario(2000), spec)
+            };
+            let a = r.memcgs.iter().find(|m| m.path == "/a").unwrap();
+            assert_eq!(
+                a.stat["pgscan"], 0,
+                "{spec}: a memcg below memory.min was scanned"
+            );
+            assert_eq!(r.threads[0].misses, 1500, "{spec}: only cold misses");
+            let unprotected = go(&min_scenario(0), spec);
+            assert!(
+                unprotected.threads[0].misses > 1500,
+                "{spec}: the same memcg without memory.min is reclaimed"
+            );
+        }
+    }
+}

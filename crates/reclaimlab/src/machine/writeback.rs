@@ -112,7 +112,10 @@ impl Machine {
             }
             let (bg, _) = self.dirty_limits();
             let background = self.wb.nr_dirty > bg;
-            let expired = now.saturating_sub(self.files[file as usize].dirtied_when) >= expire;
+            // kupdate writes inodes not dirtied after jiffies - dirty_expire_interval
+            // (`inode_dirtied_after`): compared in jiffies, as the kernel does.
+            let dirtied = self.files[file as usize].dirtied_when / NS_PER_JIFFY;
+            let expired = dirtied + expire / NS_PER_JIFFY <= now / NS_PER_JIFFY;
             if !(self.wb.start_all || background || expired) {
                 continue;
             }
