@@ -642,3 +642,74 @@ mod writeback_and_min {
         }
     }
 }
+
+#[test]
+fn memory_reclaim_swappiness_max_reclaims_anon_only_on_7_x() {
+    use reclaimlab::access::{Op, PageRef};
+    use reclaimlab::workload::{Action, FileSpec, MemcgFile};
+    let scn = |kernel: Kernel| {
+        let mut m = MachineConfig::simple(16384);
+        m.kernel = kernel;
+        m.swap = SwapConfig::Zram {
+            size_pages: 8192,
+            compress_ratio: 3.0,
+        };
+        m.memcgs = vec![MemcgConfig::new("/a")];
+        let mut actions: Vec<Action> = (0..2000)
+            .map(|p| Action::Access {
+                page: PageRef::Anon { page: p },
+                op: Op::Write,
+                via: Via::Mmap,
+            })
+            .chain((0..2000).map(|p| Action::Access {
+                page: PageRef::File { file: 0, page: p },
+                op: Op::Read,
+                via: Via::Fd,
+            }))
+            .collect();
+        actions.push(Action::MemcgWrite {
+            memcg: 1,
+            file: MemcgFile::Reclaim {
+                swappiness: Some(201),
+            },
+            value: 500,
+        });
+        Scenario {
+            name: "max".into(),
+            description: String::new(),
+            machine: m,
+            files: vec![FileSpec {
+                name: "f".into(),
+                pages: 2000,
+            }],
+            procs: vec![ProcSpec {
+                name: "p".into(),
+                memcg: "/a".into(),
+                anon_pages: 2000,
+                mmaps: vec![],
+            }],
+            threads: vec![ThreadSpec {
+                proc: 0,
+                cpu: 0,
+                stream: Stream::Actions(actions),
+            }],
+        }
+    };
+    let r = checked(&scn(Kernel::V7_2), "mglru:7.2".parse().unwrap());
+    assert_eq!(r.threads[0].write_errors, 0);
+    assert!(
+        v(&r, "pswpout") >= 500,
+        "anon was reclaimed: {}",
+        v(&r, "pswpout")
+    );
+    assert_eq!(
+        v(&r, "pgsteal_file"),
+        0,
+        "file was not touched with swappiness=max"
+    );
+    let old = go(&scn(Kernel::V6_12), "mglru:6.12".parse().unwrap());
+    assert_eq!(
+        old.threads[0].write_errors, 1,
+        "swappiness=max is EINVAL before Era D"
+    );
+}

@@ -330,7 +330,13 @@ impl Machine {
         if swappiness.is_some() && !self.kernel.memory_reclaim_swappiness() {
             return Err("EINVAL");
         }
-        if swappiness.is_some_and(|s| s > MAX_SWAPPINESS) {
+        // `swappiness=max` (SWAPPINESS_ANON_ONLY) exists from the 7.x kernels (Era D).
+        let limit = if self.kernel >= Kernel::V7_1 {
+            SWAPPINESS_ANON_ONLY
+        } else {
+            MAX_SWAPPINESS
+        };
+        if swappiness.is_some_and(|s| s > limit) {
             return Err("EINVAL");
         }
         let mut done = 0;

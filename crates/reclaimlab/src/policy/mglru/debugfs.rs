@@ -1,6 +1,17 @@
 //! The lru_gen debugfs interface (`lru_gen_seq_show`, `lru_gen_seq_write`, `run_cmd`):
 //! `lru_gen` and `lru_gen_full` in the kernel's format, and the `+` (aging) and `-` (eviction)
-//! commands with the kernel's validation and errors.
+//! commands with the kernel's parsing, validation and errors, per era:
+//!
+//! * 6.1 (Era A): memcg ids are css ids printed `%5hu`; tier lines mark the youngest generation
+//!   `RT ` and others blank; six mm-walk statistics `LOYNFA`, blank marks off the youngest
+//!   generation; swappiness 0..=200 as a number.
+//! * 6.12 (Era B): as 6.1, but unused tier columns are marked `xxx`, the youngest `RTx`, and four
+//!   mm-walk statistics `TYFA` (`xxxx` off the youngest generation).
+//! * 7.1/7.2 (Era C): memcg ids are cgroup ids printed `%llu`; `protected` is indexed by tier
+//!   (not tier - 1); the short file starts at the evictable min_seq of both types; swappiness
+//!   is a word of up to four characters, `max` (anon only) or a number (`kstrtouint`, base
+//!   0) up to 201; aging answers EEXIST when no generation was made; the scan_control is
+//!   proactive and targets the memcg.
 
 use super::walk::{
     MM_LEAF_OLD, MM_LEAF_TOTAL, MM_LEAF_YOUNG, MM_NONLEAF_ADDED, MM_NONLEAF_FOUND, MM_NONLEAF_TOTAL,
@@ -11,14 +22,17 @@ use crate::machine::vmscan::ScanControl;
 use crate::machine::Machine;
 use std::fmt::Write;
 
-/// The kernel's memcg id of a model memcg (ids start at 1 for the root).
+/// The kernel's memcg id of a model memcg (the root is 1 in every era: the first css id in
+/// 6.1/6.12, the cgroup id of the root in 7.x; the model numbers the others in creation order).
 pub fn memcg_id(memcg: u16) -> u64 {
     memcg as u64 + 1
 }
 
-/// Milliseconds since a generation's birth, in jiffies (`jiffies_to_msecs`).
-fn age_ms(now: u64, birth: u64) -> u64 {
-    (now / NS_PER_JIFFY).saturating_sub(birth / NS_PER_JIFFY) * (1000 / HZ)
+/// Milliseconds since a generation's birth: `jiffies_to_msecs(jiffies - birth)`, whole jiffies
+/// times 1000 / HZ, as the kernel's `unsigned int`.
+fn age_ms(now: u64, birth: u64) -> u32 {
+    let jiffies = (now / NS_PER_JIFFY).wrapping_sub(birth / NS_PER_JIFFY);
+    (1000 / HZ).wrapping_mul(jiffies) as u32
 }
 
 /// `lru_gen_seq_show` for every memcg (pre-order) and node.
@@ -27,12 +41,13 @@ pub fn show(p: &Mglru, m: &Machine, full: bool) -> String {
     for memcg in m.memcg_subtree(0) {
         for node in 0..p.nodes as u8 {
             if node == 0 {
-                let _ = writeln!(
-                    out,
-                    "memcg {:5} {}",
-                    memcg_id(memcg),
-                    m.memcgs[memcg as usize].path
-                );
+                let path = &m.memcgs[memcg as usize].path;
+                if p.era == MglruEra::C {
+                    let _ = writeln!(out, "memcg {} {}", memcg_id(memcg), path);
+                } else {
+                    // `%5hu` of the css id (an unsigned short)
+                    let _ = writeln!(out, "memcg {:5} {}", memcg_id(memcg) as u16, path);
+                }
             }
             let _ = writeln!(out, " node {:5}", node);
             show_lruvec(p, m, &mut out, p.lv(memcg, node), full);
@@ -45,8 +60,13 @@ fn show_lruvec(p: &Mglru, m: &Machine, out: &mut String, lv: usize, full: bool) 
     let g = &p.lruvecs[lv];
     let max_seq = g.max_seq;
     let start = if full {
-        (max_seq + 1).saturating_sub(MAX_NR_GENS)
+        if max_seq >= MAX_NR_GENS {
+            max_seq - MAX_NR_GENS + 1
+        } else {
+            0
+        }
     } else if p.era == MglruEra::C {
+        // evictable_min_seq(min_seq, MAX_SWAPPINESS / 2): both types
         g.min_seq[ANON].min(g.min_seq[FILE])
     } else {
         g.min_seq[ANON]
@@ -66,17 +86,19 @@ fn show_lruvec(p: &Mglru, m: &Machine, out: &mut String, lv: usize, full: bool) 
     }
 }
 
-/// `lru_gen_seq_show_full`: four tier lines and the mm-walk statistics line.
+/// `lru_gen_seq_show_full` (NR_HIST_GENS = 1): four tier lines and the mm-walk statistics line.
 fn show_full(p: &Mglru, out: &mut String, lv: usize, seq: u64) {
     let g = &p.lruvecs[lv];
-    let c = p.era == MglruEra::C;
+    let era = p.era;
     for tier in 0..MAX_NR_TIERS {
         let _ = write!(out, "            {:10}", tier);
         for t in 0..2 {
             let (marks, n) = if seq == g.max_seq {
-                ("RTx", [g.avg_refaulted[t][tier], g.avg_total[t][tier], 0])
+                let marks = if era == MglruEra::A { "RT " } else { "RTx" };
+                (marks, [g.avg_refaulted[t][tier], g.avg_total[t][tier], 0])
             } else if seq == g.min_seq[t] {
-                let protected = if c {
+                // Era A/B keep no tier-0 protected count: protected[tier - 1].
+                let protected = if era == MglruEra::C {
                     g.protected[t][tier]
                 } else if tier > 0 {
                     g.protected[t][tier - 1]
@@ -84,10 +106,10 @@ fn show_full(p: &Mglru, out: &mut String, lv: usize, seq: u64) {
                     0
                 };
                 ("rep", [g.refaulted[t][tier], g.evicted[t][tier], protected])
-            } else if c {
-                ("xxx", [0, 0, 0])
-            } else {
+            } else if era == MglruEra::A {
                 ("   ", [0, 0, 0])
+            } else {
+                ("xxx", [0, 0, 0])
             };
             for (i, mark) in marks.chars().enumerate() {
                 let _ = write!(out, " {:10}{}", n[i], mark);
@@ -97,20 +119,12 @@ fn show_full(p: &Mglru, out: &mut String, lv: usize, seq: u64) {
     }
     out.push_str("                      ");
     let st = &g.mm.stats;
-    let (marks, vals): (&str, Vec<u64>) = if c {
-        (
-            "TYFA",
-            vec![
-                st[MM_LEAF_TOTAL],
-                st[MM_LEAF_YOUNG],
-                st[MM_NONLEAF_FOUND],
-                st[MM_NONLEAF_ADDED],
-            ],
-        )
-    } else {
+    // (marks of the youngest generation, marks of the others, the statistics in enum order)
+    let (marks, other, vals): (&str, &str, &[u64]) = if era == MglruEra::A {
         (
             "LOYNFA",
-            vec![
+            "      ",
+            &[
                 st[MM_LEAF_TOTAL],
                 st[MM_LEAF_OLD],
                 st[MM_LEAF_YOUNG],
@@ -119,116 +133,319 @@ fn show_full(p: &Mglru, out: &mut String, lv: usize, seq: u64) {
                 st[MM_NONLEAF_ADDED],
             ],
         )
+    } else {
+        (
+            "TYFA",
+            "xxxx",
+            &[
+                st[MM_LEAF_TOTAL],
+                st[MM_LEAF_YOUNG],
+                st[MM_NONLEAF_FOUND],
+                st[MM_NONLEAF_ADDED],
+            ],
+        )
     };
+    let young = seq == g.max_seq;
+    let marks = if young { marks } else { other };
     for (i, mark) in marks.chars().enumerate() {
-        if seq == g.max_seq {
-            let _ = write!(out, " {:10}{}", vals[i], mark);
-        } else {
-            let _ = write!(out, " {:10}x", 0);
-        }
+        let n = if young { vals[i] } else { 0 };
+        let _ = write!(out, " {:10}{}", n, mark);
     }
     out.push('\n');
 }
 
-/// `lru_gen_seq_write`: items split on ',', ';' and newlines; the first failing item's error
-/// is returned and stops processing.
-pub fn write(p: &mut Mglru, m: &mut Machine, input: &str) -> Result<(), &'static str> {
-    for item in input.split([',', ';', '\n']) {
-        let item = item.trim();
-        if item.is_empty() {
+// ------------------------------------------------------------------------------- parsing
+
+/// The kernel's `isspace` (lib/ctype.c: ASCII white space and the Latin-1 no-break space).
+fn isspace(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0)
+}
+
+/// `skip_spaces` from index `i`.
+fn skip_spaces(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() && isspace(s[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// `_parse_integer_limit` without a limit: digits of `base` from the start of `s`; the value
+/// saturates at u64::MAX on overflow. Returns (value, characters consumed, overflowed).
+fn parse_integer(s: &[u8], base: u32) -> (u64, usize, bool) {
+    let (mut v, mut n, mut overflow) = (0u64, 0, false);
+    while let Some(d) = s.get(n).and_then(|&c| (c as char).to_digit(16)) {
+        if d >= base {
+            break;
+        }
+        match v
+            .checked_mul(base as u64)
+            .and_then(|x| x.checked_add(d as u64))
+        {
+            Some(x) if !overflow => v = x,
+            _ => {
+                v = u64::MAX;
+                overflow = true;
+            }
+        }
+        n += 1;
+    }
+    (v, n, overflow)
+}
+
+/// `kstrtouint(s, 0, ...)`: an optional '+', a 0x (hex) or 0 (octal) prefix, at least one
+/// digit, an optional trailing newline and nothing else.
+fn kstrtouint(s: &[u8]) -> Result<u32, &'static str> {
+    let s = s.strip_prefix(b"+").unwrap_or(s);
+    let lower = |i: usize| s.get(i).map_or(0, |c| c.to_ascii_lowercase());
+    let (base, s) = if s.first() == Some(&b'0') {
+        if lower(1) == b'x' && s.get(2).is_some_and(|c| c.is_ascii_hexdigit()) {
+            (16, &s[2..])
+        } else {
+            (8, s)
+        }
+    } else {
+        (10, s)
+    };
+    let (v, n, overflow) = parse_integer(s, base);
+    if overflow {
+        return Err("ERANGE");
+    }
+    if n == 0 {
+        return Err("EINVAL");
+    }
+    let rest = &s[n..];
+    if !rest.is_empty() && rest != b"\n" {
+        return Err("EINVAL");
+    }
+    u32::try_from(v).map_err(|_| "ERANGE")
+}
+
+/// One value assigned by [`vsscanf`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Scanned {
+    Char(u8),
+    Num(u64),
+    Str(Vec<u8>),
+    /// `%n`: characters consumed so far.
+    Pos(usize),
+}
+
+/// The part of the kernel's `vsscanf` that lru_gen_seq_write's formats use: white space in the
+/// format matches any amount of white space (including none); `%c` takes one character
+/// as is; `%u`, `%lu`, `%llu` skip white space and need a decimal digit (no sign), saturating
+/// on overflow (the caller truncates to the destination type); `%Ns` skips white space and
+/// takes up to N non-space characters; `%n` records the position and is not counted.
+/// Returns the number of conversions and the values assigned, in format order (a prefix:
+/// scanning stops at the first failure).
+fn vsscanf(buf: &[u8], fmt: &[u8]) -> (usize, Vec<Scanned>) {
+    let at = |s: &[u8], i: usize| s.get(i).copied().unwrap_or(0);
+    let (mut f, mut s, mut num) = (0, 0, 0);
+    let mut out = Vec::new();
+    while at(fmt, f) != 0 {
+        if isspace(at(fmt, f)) {
+            f = skip_spaces(fmt, f + 1);
+            s = skip_spaces(buf, s);
+        }
+        if at(fmt, f) != b'%' && at(fmt, f) != 0 {
+            if at(fmt, f) != at(buf, s) {
+                break;
+            }
+            f += 1;
+            s += 1;
             continue;
         }
-        run_cmd(p, m, item)?;
+        if at(fmt, f) == 0 {
+            break;
+        }
+        f += 1;
+        let mut width = None;
+        while at(fmt, f).is_ascii_digit() {
+            width = Some(width.unwrap_or(0) * 10 + (at(fmt, f) - b'0') as usize);
+            f += 1;
+        }
+        while at(fmt, f) == b'l' {
+            f += 1;
+        }
+        if at(fmt, f) == b'n' {
+            out.push(Scanned::Pos(s));
+            f += 1;
+            continue;
+        }
+        if at(buf, s) == 0 {
+            break;
+        }
+        let conv = at(fmt, f);
+        f += 1;
+        match conv {
+            b'c' => {
+                out.push(Scanned::Char(buf[s]));
+                s += 1;
+            }
+            b's' => {
+                s = skip_spaces(buf, s);
+                let start = s;
+                let mut left = width.unwrap_or(i16::MAX as usize);
+                while at(buf, s) != 0 && !isspace(at(buf, s)) && left > 0 {
+                    s += 1;
+                    left -= 1;
+                }
+                out.push(Scanned::Str(buf[start..s].to_vec()));
+            }
+            b'u' => {
+                s = skip_spaces(buf, s);
+                if !at(buf, s).is_ascii_digit() {
+                    break;
+                }
+                let (v, n, _) = parse_integer(&buf[s..], 10);
+                s += n;
+                out.push(Scanned::Num(v));
+            }
+            _ => break,
+        }
+        num += 1;
     }
-    Ok(())
+    (num, out)
 }
 
 /// One parsed command.
 #[derive(Debug, PartialEq, Eq)]
 struct Cmd {
-    op: char,
+    op: u8,
+    /// `%u` (css id) in 6.1/6.12, `%llu` (cgroup id) in 7.x.
     memcg_id: u64,
-    node: u64,
+    nid: u32,
     seq: u64,
-    /// swappiness (None = default).
-    arg4: Option<u32>,
-    /// force_scan for `+`, nr_to_reclaim for `-`.
-    arg5: Option<i64>,
+    /// None = the memcg's default (`get_swappiness`).
+    swappiness: Option<u32>,
+    /// force_scan for `+` (non-zero = true), nr_to_reclaim for `-`; `-1` when absent.
+    opt: u64,
 }
 
-/// `sscanf(cur, "%c %u %d %lu %n %u %n %lu %n", ...)` and the era's swappiness rules.
-fn parse(p: &Mglru, item: &str) -> Result<Cmd, &'static str> {
-    let fields: Vec<&str> = item.split_whitespace().collect();
-    if fields.len() < 4 || fields.len() > 6 {
+/// The sscanf of `lru_gen_seq_write`: `"%c %u %u %lu %n %u %n %lu %n"` (6.1, 6.12) or
+/// `"%c %llu %u %lu %n %4s %n %lu %n"` (7.x), at least four conversions and nothing left
+/// over; 7.x then reads the swappiness word as `max` or with `kstrtouint`.
+fn parse(era: MglruEra, item: &[u8]) -> Result<Cmd, &'static str> {
+    let c = era == MglruEra::C;
+    let fmt: &[u8] = if c {
+        b"%c %llu %u %lu %n %4s %n %lu %n"
+    } else {
+        b"%c %u %u %lu %n %u %n %lu %n"
+    };
+    let (n, v) = vsscanf(item, fmt);
+    let end = v.iter().rev().find_map(|x| match x {
+        Scanned::Pos(p) => Some(*p),
+        _ => None,
+    });
+    if n < 4 || end.is_none_or(|e| e < item.len()) {
         return Err("EINVAL");
     }
-    let op = match fields[0] {
-        "+" => '+',
-        "-" => '-',
-        _ => return Err("EINVAL"),
+    let num = |i: usize| match v.get(i) {
+        Some(Scanned::Num(x)) => *x,
+        _ => 0,
     };
-    let num = |s: &str| s.parse::<u64>().map_err(|_| "EINVAL");
-    let (memcg_id, node, seq) = (num(fields[1])?, num(fields[2])?, num(fields[3])?);
-    let arg4 = match fields.get(4) {
-        None => None,
-        Some(&"max") if p.era == MglruEra::C => Some(SWAPPINESS_ANON_ONLY),
-        Some(s) => {
-            let v: i64 = s.parse().map_err(|_| "EINVAL")?;
-            let limit = if p.era == MglruEra::C {
-                SWAPPINESS_ANON_ONLY
-            } else {
-                MAX_SWAPPINESS
-            } as i64;
-            if v > limit {
-                return Err("EINVAL");
-            }
-            (v >= 0).then_some(v as u32)
+    let op = match v[0] {
+        Scanned::Char(ch) => ch,
+        _ => 0,
+    };
+    let memcg_id = if c { num(1) } else { num(1) as u32 as u64 };
+    let swappiness = if n == 4 {
+        None
+    } else if c {
+        match &v[5] {
+            Scanned::Str(w) if w == b"max" => Some(SWAPPINESS_ANON_ONLY),
+            Scanned::Str(w) => Some(kstrtouint(w)?),
+            _ => None,
         }
-    };
-    let arg5 = match fields.get(5) {
-        None => None,
-        Some(s) => Some(s.parse::<i64>().map_err(|_| "EINVAL")?),
+    } else {
+        // an unsigned int handed to run_cmd's int: "negative" means the default
+        let s = num(5) as u32 as i32;
+        (s >= 0).then_some(s as u32)
     };
     Ok(Cmd {
         op,
         memcg_id,
-        node,
-        seq,
-        arg4,
-        arg5,
+        nid: num(2) as u32,
+        seq: num(3),
+        swappiness,
+        opt: if n >= 6 { num(7) } else { u64::MAX },
     })
 }
 
-/// `run_cmd`: validate the memcg and node, then age (`run_aging`) or evict (`run_eviction`).
-fn run_cmd(p: &mut Mglru, m: &mut Machine, item: &str) -> Result<(), &'static str> {
-    let cmd = parse(p, item)?;
-    if cmd.node >= p.nodes as u64 {
-        return Err("EINVAL");
-    }
-    let memcg = cmd.memcg_id.checked_sub(1).ok_or("EINVAL")?;
-    if memcg >= m.memcgs.len() as u64 || !m.memcgs[memcg as usize].online {
-        return Err("EINVAL");
-    }
-    let (memcg, node) = (memcg as u16, cmd.node as u8);
-    let mut sc = ScanControl::new(u64::MAX, None);
+/// The scan_control of `lru_gen_seq_write`: may write, unmap and swap, all zones, priority
+/// 0, no reclaim target. 7.x also sets `proactive` (and run_cmd the target memcg). The model
+/// sets `proactive` in every era: every era's write allocates an mm walker (`set_mm_walk`),
+/// and `proactive` is what the model's look-around consults for one.
+fn debugfs_sc() -> ScanControl {
+    let mut sc = ScanControl::new(0, None);
+    sc.priority = 0;
     sc.proactive = true;
-    let default_swappiness = p.get_swappiness(m, &sc);
-    let swappiness = cmd.arg4.unwrap_or(default_swappiness);
+    sc
+}
+
+/// `lru_gen_seq_write`: items split on ',', ';' and newlines, leading white space skipped,
+/// empty items ignored; the first failing item's error stops processing (earlier items have
+/// taken effect). The result starts as EINVAL, so a write without any command fails.
+pub fn write(p: &mut Mglru, m: &mut Machine, input: &str) -> Result<(), &'static str> {
+    // the kernel NUL-terminates its copy: an embedded NUL ends the input
+    let buf = input.as_bytes();
+    let buf = &buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())];
+    let mut sc = debugfs_sc();
+    let mut err = Err("EINVAL");
+    for item in buf.split(|&b| matches!(b, b',' | b';' | b'\n')) {
+        let item = &item[skip_spaces(item, 0)..];
+        if item.is_empty() {
+            continue;
+        }
+        let cmd = parse(p.era, item)?;
+        err = run_cmd(p, m, &mut sc, &cmd);
+        err?;
+    }
+    err
+}
+
+/// `run_cmd`: validate the node and memcg and the swappiness, then age (`run_aging`) or
+/// evict (`run_eviction`). Every validation failure is EINVAL.
+fn run_cmd(
+    p: &mut Mglru,
+    m: &mut Machine,
+    sc: &mut ScanControl,
+    cmd: &Cmd,
+) -> Result<(), &'static str> {
+    let era = p.era;
+    if (cmd.nid as i32) < 0 || cmd.nid as usize >= p.nodes {
+        return Err("EINVAL");
+    }
+    // mem_cgroup_from_id / mem_cgroup_get_from_id, then `memcg_id == mem_cgroup_id(memcg)`
+    let memcg = cmd
+        .memcg_id
+        .checked_sub(1)
+        .filter(|&i| i < m.memcgs.len() as u64 && m.memcgs[i as usize].online)
+        .ok_or("EINVAL")? as u16;
+    let node = cmd.nid as u8;
+    if era == MglruEra::C {
+        sc.target_mem_cgroup = Some(memcg);
+    }
+    let limit = if era == MglruEra::C {
+        SWAPPINESS_ANON_ONLY
+    } else {
+        MAX_SWAPPINESS
+    };
+    let swappiness = match cmd.swappiness {
+        None => p.get_swappiness(m, sc),
+        Some(s) if s > limit => return Err("EINVAL"),
+        Some(s) => s,
+    };
     match cmd.op {
-        '+' => run_aging(
-            p,
-            m,
-            memcg,
-            node,
-            cmd.seq,
-            swappiness,
-            cmd.arg5.is_none_or(|f| f != 0),
-        ),
-        _ => run_eviction(p, m, memcg, node, &mut sc, cmd.seq, swappiness, cmd.arg5),
+        b'+' => run_aging(p, m, memcg, node, cmd.seq, swappiness, cmd.opt != 0),
+        b'-' => run_eviction(p, m, memcg, node, sc, cmd.seq, swappiness, cmd.opt),
+        _ => Err("EINVAL"),
     }
 }
 
-/// `run_aging`.
+/// `run_aging`. 6.1/6.12: an older `seq` is a no-op, a newer one EINVAL, and without
+/// force_scan a full set of generations (of anon, or of file at swappiness 0) is ERANGE; the
+/// result of the attempt is ignored. 7.x: any `seq` up to max_seq tries to age, EEXIST if no
+/// generation was made.
 fn run_aging(
     p: &mut Mglru,
     m: &mut Machine,
@@ -240,12 +457,12 @@ fn run_aging(
 ) -> Result<(), &'static str> {
     let lv = p.lv(memcg, node);
     let max_seq = p.lruvecs[lv].max_seq;
-    if seq > max_seq {
-        return Err("EINVAL");
-    }
     if p.era != MglruEra::C {
         if seq < max_seq {
             return Ok(());
+        }
+        if seq > max_seq {
+            return Err("EINVAL");
         }
         let t = if swappiness != 0 { ANON } else { FILE };
         if !force_scan && p.lruvecs[lv].min_seq[t] + MAX_NR_GENS - 1 <= max_seq {
@@ -254,6 +471,9 @@ fn run_aging(
         p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan, false);
         return Ok(());
     }
+    if seq > max_seq {
+        return Err("EINVAL");
+    }
     if p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan, false) {
         Ok(())
     } else {
@@ -261,7 +481,10 @@ fn run_aging(
     }
 }
 
-/// `run_eviction`: evict generations up to `seq`, at most `nr_to_reclaim` pages.
+/// `run_eviction`: evict generations up to `seq`, until `nr_to_reclaim` pages are reclaimed
+/// or a batch scans nothing. Each batch is `evict_folios` with MAX_LRU_BATCH folios in
+/// 6.1/6.12 (the budget was internal then) and with the remaining target (at most
+/// MAX_LRU_BATCH) in 7.x.
 #[allow(clippy::too_many_arguments)]
 fn run_eviction(
     p: &mut Mglru,
@@ -271,17 +494,13 @@ fn run_eviction(
     sc: &mut ScanControl,
     seq: u64,
     swappiness: u32,
-    nr: Option<i64>,
+    nr_to_reclaim: u64,
 ) -> Result<(), &'static str> {
     let lv = p.lv(memcg, node);
-    if seq + MIN_NR_GENS > p.lruvecs[lv].max_seq {
+    // unsigned long arithmetic
+    if seq.wrapping_add(MIN_NR_GENS) > p.lruvecs[lv].max_seq {
         return Err("EINVAL");
     }
-    let nr_to_reclaim = match nr {
-        Some(n) if n >= 0 => n as u64,
-        _ => u64::MAX,
-    };
-    sc.nr_to_reclaim = nr_to_reclaim;
     sc.nr_reclaimed = 0;
     loop {
         let min = if p.era == MglruEra::C {
@@ -292,9 +511,11 @@ fn run_eviction(
         if seq < min || sc.nr_reclaimed >= nr_to_reclaim {
             return Ok(());
         }
-        let batch = nr_to_reclaim
-            .saturating_sub(sc.nr_reclaimed)
-            .min(MAX_LRU_BATCH);
+        let batch = if p.era == MglruEra::C {
+            (nr_to_reclaim - sc.nr_reclaimed).min(MAX_LRU_BATCH)
+        } else {
+            MAX_LRU_BATCH
+        };
         if p.evict_folios(m, lv, memcg, sc, swappiness, batch) == 0 {
             return Ok(());
         }
@@ -303,11 +524,222 @@ fn run_eviction(
 
 #[cfg(test)]
 mod tests {
+    use super::super::MglruConfig;
     use super::*;
+    use crate::machine::MachineConfig;
+
+    fn setup(kernel: Kernel) -> (Machine, Mglru) {
+        let mut cfg = MachineConfig::simple(4096);
+        cfg.kernel = kernel;
+        let m = Machine::new(cfg).expect("valid machine");
+        let p = Mglru::new(&m, MglruConfig::new(kernel));
+        (m, p)
+    }
+
+    fn field(s: &str) -> Vec<u8> {
+        s.as_bytes().to_vec()
+    }
 
     #[test]
     fn age_is_in_whole_jiffies() {
         assert_eq!(age_ms(10 * NS_PER_JIFFY + 1, 0), 40);
         assert_eq!(age_ms(NS_PER_JIFFY - 1, 0), 0);
+    }
+
+    #[test]
+    fn vsscanf_follows_the_kernel() {
+        use Scanned::*;
+        let fmt = b"%c %u %u %lu %n %u %n %lu %n";
+        // no white space needed after the command character
+        let (n, v) = vsscanf(b"+1 0 3", fmt);
+        assert_eq!(n, 4);
+        assert_eq!(v, vec![Char(b'+'), Num(1), Num(0), Num(3), Pos(6)]);
+        // unsigned conversions take no sign
+        assert_eq!(vsscanf(b"+ -1 0 3", fmt).0, 1);
+        assert_eq!(vsscanf(b"+ +1 0 3", fmt).0, 1);
+        // overflow saturates
+        assert_eq!(
+            vsscanf(b"- 1 0 99999999999999999999999", fmt).1[3],
+            Num(u64::MAX)
+        );
+        // %4s stops after four characters; the rest feeds the next conversion
+        let (n, v) = vsscanf(b"- 1 0 3 10000", b"%c %llu %u %lu %n %4s %n %lu %n");
+        assert_eq!(n, 6);
+        assert_eq!(v[5], Str(field("1000")));
+        assert_eq!(v[7], Num(0));
+    }
+
+    #[test]
+    fn kstrtouint_base_0() {
+        assert_eq!(kstrtouint(b"100"), Ok(100));
+        assert_eq!(kstrtouint(b"+5"), Ok(5));
+        assert_eq!(kstrtouint(b"0x1f"), Ok(31));
+        assert_eq!(kstrtouint(b"010"), Ok(8));
+        assert_eq!(kstrtouint(b"0"), Ok(0));
+        assert_eq!(kstrtouint(b"08"), Err("EINVAL"));
+        assert_eq!(kstrtouint(b"0x"), Err("EINVAL"));
+        assert_eq!(kstrtouint(b"-1"), Err("EINVAL"));
+        assert_eq!(kstrtouint(b"abc"), Err("EINVAL"));
+        assert_eq!(kstrtouint(b"4294967296"), Err("ERANGE"));
+    }
+
+    #[test]
+    fn parse_per_era() {
+        for era in [MglruEra::A, MglruEra::B, MglruEra::C] {
+            let c = era == MglruEra::C;
+            let cmd = parse(era, b"+ 1 0 3").unwrap();
+            assert_eq!((cmd.op, cmd.memcg_id, cmd.nid, cmd.seq), (b'+', 1, 0, 3));
+            assert_eq!((cmd.swappiness, cmd.opt), (None, u64::MAX));
+            let cmd = parse(era, b"-1 0 3 60 4096   ").unwrap();
+            assert_eq!((cmd.op, cmd.swappiness, cmd.opt), (b'-', Some(60), 4096));
+            for bad in [
+                "+ 1 0",
+                "+ 1 0 3x",
+                "+ 1 0 -3",
+                "- 1 0 3 60 -1",
+                "- 1 0 3 60 64 7",
+                "- 1 0 3 60 64x",
+            ] {
+                assert_eq!(parse(era, bad.as_bytes()), Err("EINVAL"), "{era:?} {bad}");
+            }
+            // "max" exists from 7.x on; a word after a number is left over before that
+            let max = parse(era, b"- 1 0 3 max");
+            assert_eq!(
+                max.map(|c| c.swappiness),
+                if c { Ok(Some(201)) } else { Err("EINVAL") }
+            );
+            // 7.x reads the swappiness with kstrtouint (base 0)
+            let hex = parse(era, b"- 1 0 3 0x10");
+            assert_eq!(
+                hex.map(|c| c.swappiness),
+                if c { Ok(Some(16)) } else { Err("EINVAL") }
+            );
+        }
+        // 6.x: an unsigned int -1 is the default swappiness
+        assert_eq!(
+            parse(MglruEra::B, b"- 1 0 3 4294967295")
+                .unwrap()
+                .swappiness,
+            None
+        );
+        assert_eq!(parse(MglruEra::C, b"- 1 0 3 abc"), Err("EINVAL"));
+    }
+
+    #[test]
+    fn show_formats_per_era() {
+        let zeros = |n: usize, mark: char| format!(" {:10}{}", 0, mark).repeat(n);
+        for kernel in Kernel::ALL {
+            let era = kernel.mglru_era();
+            let (m, mut p) = setup(kernel);
+            let short = show(&p, &m, false);
+            let full = show(&p, &m, true);
+            let lines: Vec<&str> = full.lines().collect();
+            let header = if era == MglruEra::C {
+                "memcg 1 /"
+            } else {
+                "memcg     1 /"
+            };
+            assert_eq!(lines[0], header, "{kernel}");
+            assert_eq!(lines[1], " node     0");
+            // fresh lruvec: max_seq 3, min_seq 0: four generations, each with four tier
+            // lines and an mm line
+            assert_eq!(lines.len(), 2 + 4 * 6, "{kernel}");
+            assert_eq!(lines[2], format!(" {:10} {:10}{}", 0, 0, zeros(2, ' ')));
+            // seq 1 is neither min_seq nor max_seq
+            let blank = if era == MglruEra::A { ' ' } else { 'x' };
+            assert_eq!(
+                lines[2 + 6 + 1],
+                format!("            {:10}{}", 0, zeros(6, blank)),
+                "{kernel}"
+            );
+            let mm = if era == MglruEra::A {
+                zeros(6, ' ')
+            } else {
+                zeros(4, 'x')
+            };
+            assert_eq!(lines[2 + 6 + 5], format!("{}{}", " ".repeat(22), mm));
+            // max_seq: RT marks, and the mm statistics
+            let rt = if era == MglruEra::A { "RT " } else { "RTx" };
+            let tier0 = lines[2 + 18 + 1];
+            let marks: String = tier0.chars().filter(|c| c.is_alphabetic()).collect();
+            assert_eq!(marks, format!("{rt}{rt}").replace(' ', ""), "{kernel}");
+            assert_eq!(tier0.len(), 12 + 10 + 6 * 12);
+            let mm: String = lines[2 + 18 + 5]
+                .chars()
+                .filter(|c| c.is_alphabetic())
+                .collect();
+            assert_eq!(mm, if era == MglruEra::A { "LOYNFA" } else { "TYFA" });
+            // min_seq: rep
+            let tier1 = lines[2 + 2];
+            assert_eq!(tier1.matches("r").count(), 2);
+            assert_eq!(tier1.matches('p').count(), 2);
+            // the short file starts at min_seq[anon] (6.x) or the smaller min_seq (7.x)
+            assert_eq!(short.lines().count(), 2 + 4);
+            p.lruvecs[0].min_seq = [1, 0];
+            let short = show(&p, &m, false);
+            let n = if era == MglruEra::C { 4 } else { 3 };
+            assert_eq!(short.lines().count(), 2 + n, "{kernel}");
+        }
+    }
+
+    #[test]
+    fn protected_columns_per_era() {
+        for kernel in [Kernel::V6_12, Kernel::V7_2] {
+            let (m, mut p) = setup(kernel);
+            p.lruvecs[0].protected[FILE] = [11, 22, 33, 44];
+            let full = show(&p, &m, true);
+            let lines: Vec<&str> = full.lines().collect();
+            // min_seq = 0: generation 0's tier lines; the third file column is protected
+            let col = |tier: usize| -> u64 {
+                let l = lines[3 + tier];
+                l[12 + 10 + 5 * 12..12 + 10 + 5 * 12 + 11]
+                    .trim()
+                    .parse()
+                    .unwrap()
+            };
+            let want: [u64; 4] = if kernel == Kernel::V7_2 {
+                [11, 22, 33, 44]
+            } else {
+                [0, 11, 22, 33]
+            };
+            assert_eq!([col(0), col(1), col(2), col(3)], want, "{kernel}");
+        }
+    }
+
+    #[test]
+    fn write_validation_per_era() {
+        for kernel in Kernel::ALL {
+            let c = kernel.mglru_era() == MglruEra::C;
+            let (mut m, mut p) = setup(kernel);
+            if !c {
+                // a fresh lruvec has four generations: ERANGE without force_scan (which
+                // defaults to on: opt is -1)
+                assert_eq!(write(&mut p, &mut m, "+ 1 0 3 100 0"), Err("ERANGE"));
+                assert_eq!(write(&mut p, &mut m, "+ 1 0 3 0 0"), Err("ERANGE"));
+                // earlier items take effect before a later one fails
+                assert_eq!(
+                    write(&mut p, &mut m, "+ 1 0 3 100 1; + 9 0 0"),
+                    Err("EINVAL")
+                );
+                assert_eq!(p.lruvecs[0].max_seq, 4, "{kernel}");
+                let (m2, p2) = setup(kernel);
+                (m, p) = (m2, p2);
+            }
+            // nothing to do is EINVAL: the result starts as -EINVAL
+            assert_eq!(write(&mut p, &mut m, ""), Err("EINVAL"));
+            assert_eq!(write(&mut p, &mut m, " \n;,"), Err("EINVAL"));
+            assert_eq!(write(&mut p, &mut m, "+ 2 0 3"), Err("EINVAL"));
+            assert_eq!(write(&mut p, &mut m, "+ 1 1 3"), Err("EINVAL"));
+            assert_eq!(write(&mut p, &mut m, "+ 1 0 4"), Err("EINVAL"));
+            assert_eq!(write(&mut p, &mut m, "* 1 0 0"), Err("EINVAL"));
+            assert_eq!(write(&mut p, &mut m, "- 1 0 2"), Err("EINVAL"));
+            assert_eq!(write(&mut p, &mut m, "- 1 0 0 202"), Err("EINVAL"));
+            let r201 = write(&mut p, &mut m, "- 1 0 0 201");
+            assert_eq!(r201, if c { Ok(()) } else { Err("EINVAL") }, "{kernel}");
+            assert_eq!(write(&mut p, &mut m, "- 1 0 0 200\n"), Ok(()));
+            // aging an older generation: a no-op in 6.x, aging in 7.x
+            assert_eq!(write(&mut p, &mut m, "+ 1 0 2"), Ok(()));
+            assert_eq!(p.lruvecs[0].max_seq, if c { 4 } else { 3 }, "{kernel}");
+        }
     }
 }
