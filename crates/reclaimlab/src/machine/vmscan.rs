@@ -202,8 +202,14 @@ fn decide_folio(
         }
         FolioRef::Reclaim | FolioRef::ReclaimClean => {}
     }
-    if f.is_anon() && f.test(pg::SWAPBACKED) && !f.test(pg::SWAPCACHE) && !m.add_to_swap(pfn) {
-        return Fate::Activate;
+    if f.is_anon() && f.test(pg::SWAPBACKED) && !f.test(pg::SWAPCACHE) {
+        // shrink_folio_list: no swap space may be allocated without __GFP_IO.
+        if !sc.may_io {
+            return Fate::Keep;
+        }
+        if !m.add_to_swap(pfn) {
+            return Fate::Activate;
+        }
     }
     if m.folios[pfn as usize].mapcount > 0 && !m.try_to_unmap(pfn) {
         stat.nr_unmap_fail += 1;
@@ -238,7 +244,8 @@ fn pageout_dirty(
         m.folios[pfn as usize].set(pg::RECLAIM);
         return Some(Fate::Activate);
     }
-    if refs == FolioRef::ReclaimClean || !sc.may_writepage {
+    // may_enter_fs: GFP_NOIO has neither __GFP_FS nor __GFP_IO.
+    if refs == FolioRef::ReclaimClean || !sc.may_io || !sc.may_writepage {
         return Some(Fate::Keep);
     }
     if f.is_file_lru() {

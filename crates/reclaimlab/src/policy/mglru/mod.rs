@@ -471,18 +471,26 @@ impl Mglru {
     /// `reset_ctrl_pos(carryover=true)`: fold the current counters into the averages (called
     /// just before min_seq[t] advances); NR_HIST_GENS = 1 clears them.
     fn reset_ctrl_pos(&mut self, lv: usize, t: usize) {
-        let g = &mut self.lruvecs[lv];
         for tier in 0..MAX_NR_TIERS {
+            let protected = self.protected_of(lv, t, tier);
+            let g = &mut self.lruvecs[lv];
             g.avg_refaulted[t][tier] = (g.avg_refaulted[t][tier] + g.refaulted[t][tier]) / 2;
-            let protected = if self.era == MglruEra::C || tier > 0 {
-                g.protected[t][tier]
-            } else {
-                0
-            };
             g.avg_total[t][tier] = (g.avg_total[t][tier] + protected + g.evicted[t][tier]) / 2;
-            g.refaulted[t][tier] = 0;
-            g.evicted[t][tier] = 0;
-            g.protected[t][tier] = 0;
+        }
+        let g = &mut self.lruvecs[lv];
+        g.refaulted[t] = [0; MAX_NR_TIERS];
+        g.evicted[t] = [0; MAX_NR_TIERS];
+        g.protected[t] = [0; MAX_NR_TIERS];
+    }
+
+    /// The `protected` count of a tier: Era A/B keep tiers 1..3 at index `tier - 1` (tier 0
+    /// is never protected), Era C at index `tier` (`read_ctrl_pos`, `reset_ctrl_pos`).
+    fn protected_of(&self, lv: usize, t: usize, tier: usize) -> u64 {
+        let g = &self.lruvecs[lv];
+        match (self.era, tier) {
+            (MglruEra::C, _) => g.protected[t][tier],
+            (_, 0) => 0,
+            _ => g.protected[t][tier - 1],
         }
     }
 
@@ -500,7 +508,7 @@ impl Mglru {
         };
         for i in range {
             pos.refaulted += g.avg_refaulted[t][i] + g.refaulted[t][i];
-            pos.total += g.avg_total[t][i] + g.protected[t][i] + g.evicted[t][i];
+            pos.total += g.avg_total[t][i] + self.protected_of(lv, t, i) + g.evicted[t][i];
         }
         pos
     }
@@ -598,7 +606,8 @@ impl Mglru {
                 let tier = self.folio_tier(&f);
                 let lazy = self.lazily_promoted(&f);
                 let new_gen = self.folio_inc_gen(m, lv, pfn, false);
-                if self.era == MglruEra::C && !lazy && f.gen - 1 == old_gen {
+                // Every folio taken off the list counts, walker-promoted ones included.
+                if self.era == MglruEra::C && !lazy {
                     self.lruvecs[lv].protected[t][tier] += 1;
                 }
                 self.move_to_gen_list(lv, pfn, new_gen, t, true);
@@ -1013,6 +1022,33 @@ impl Mglru {
             for i in 0..list.len() {
                 let pfn = list[i];
                 let f = m.folios[pfn as usize];
+                if self.era != MglruEra::C && !f.test(pg::MLOCKED) {
+                    // evict_folios (Era A/B): under I/O with PG_reclaim keeps its place;
+                    // referenced, mapped, active or dirty goes to max_seq; the rest is retried.
+                    let fm = &mut m.folios[pfn as usize];
+                    if f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)) {
+                        if f.test(pg::WORKINGSET) {
+                            fm.set(pg::REFERENCED);
+                        }
+                    } else if !first_pass
+                        || f.test(pg::ACTIVE)
+                        || f.test(pg::REFERENCED)
+                        || f.mapcount > 0
+                        || f.test(pg::DIRTY)
+                        || f.test(pg::WRITEBACK)
+                    {
+                        fm.set(pg::ACTIVE);
+                        fm.refs = 0;
+                        fm.clear(pg::REFERENCED);
+                        fm.clear(pg::WORKINGSET);
+                    } else {
+                        self.clean.push(pfn);
+                        continue;
+                    }
+                    list[keep] = pfn;
+                    keep += 1;
+                    continue;
+                }
                 if first_pass
                     && !f.test(pg::ACTIVE)
                     && f.mapcount == 0

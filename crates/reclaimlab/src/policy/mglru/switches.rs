@@ -47,24 +47,16 @@ impl Switch {
         Switch::RemoveUnqueuedDirty,
         Switch::UnifyWritebackThrottling,
     ];
-    pub const ALL: [Switch; 16] = [
-        Switch::ConsolidateEvictableSize,
-        Switch::RenameAgingRotationVars,
-        Switch::RelocateScanBatchLimit,
-        Switch::RestructureReclaimLoop,
-        Switch::ExactScanCount,
-        Switch::AvoidTypeFallback,
-        Switch::SmallerReclaimBatch,
-        Switch::DontAbortAfterAging,
-        Switch::RemoveSwapConstrainedCheck,
-        Switch::CommonDirtyWritebackReactivation,
-        Switch::SimplifyDirtyWriteback,
-        Switch::DropReclaimingArg,
-        Switch::RemoveFileTaken,
-        Switch::RemoveUnqueuedDirty,
-        Switch::UnifyWritebackThrottling,
-        Switch::FgPromotion,
-    ];
+    /// Every switch: the series, then the experimental FG promotion.
+    pub const ALL: [Switch; 16] = {
+        let mut all = [Switch::FgPromotion; 16];
+        let mut i = 0;
+        while i < Switch::SERIES.len() {
+            all[i] = Switch::SERIES[i];
+            i += 1;
+        }
+        all
+    };
 
     pub fn name(self) -> &'static str {
         match self {
