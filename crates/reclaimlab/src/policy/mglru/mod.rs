@@ -867,7 +867,12 @@ impl Mglru {
         }
         let gen = gen_of(self.lruvecs[lv].min_seq[t]);
         let list = self.list_id(lv, gen, t);
-        let mut remaining = nr_to_scan.min(MAX_LRU_BATCH);
+        // Era A/B scan_folios always takes up to MAX_LRU_BATCH folios; Era D bounds it.
+        let mut remaining = if self.era == MglruEra::C {
+            nr_to_scan.min(MAX_LRU_BATCH)
+        } else {
+            MAX_LRU_BATCH
+        };
         let (mut sorted, mut skipped) = (0u64, 0u64);
         self.moved.clear();
         while remaining > 0 {
@@ -974,7 +979,8 @@ impl Mglru {
         swappiness: u32,
         nr_to_scan: u64,
     ) -> u64 {
-        m.lru_add_drain(self);
+        // The per-CPU batches are drained once per shrink call (lru_gen_shrink_node,
+        // lru_gen_shrink_lruvec), not per batch, and never by the debugfs eviction.
         if self.on(Switch::ExactScanCount) {
             self.try_to_inc_min_seq(lv, swappiness);
         }
@@ -1300,12 +1306,13 @@ impl Mglru {
         sc: &ScanControl,
         before: crate::machine::vmscan::NrStats,
     ) {
-        if self.era != MglruEra::C || self.on(Switch::SimplifyDirtyWriteback) {
+        // The 2025 OOM fix is in 7.1 and in Debian's 6.12.107; it compares the sums of the
+        // whole shrink_node call, not of this lruvec.
+        let _ = before;
+        if self.era == MglruEra::A || self.on(Switch::SimplifyDirtyWriteback) {
             return;
         }
-        let unqueued = sc.nr.unqueued_dirty - before.unqueued_dirty;
-        let taken = sc.nr.file_taken - before.file_taken;
-        if unqueued > 0 && unqueued == taken {
+        if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
             m.wakeup_flusher(true);
         }
     }
@@ -1429,7 +1436,8 @@ impl Mglru {
             return;
         }
         let mut reclaimable = 0;
-        let anon = m.swap.nr_free() >= MIN_LRU_BATCH;
+        // Anon counts when any swap is configured (can_reclaim_anon_pages).
+        let anon = m.swap.total() > 0;
         for memcg in 0..m.memcgs.len() as u16 {
             let l = self.lru_pages(memcg, node);
             reclaimable += l[2] + if anon { l[0] } else { 0 };
@@ -1780,6 +1788,12 @@ impl Policy for Mglru {
     /// `folio_check_references` with the MGLRU branch (Era C); Era A/B use the classical rules
     /// after the rmap walk (with look-around in every era).
     fn folio_check_references(&mut self, m: &mut Machine, pfn: Pfn, sc: &ScanControl) -> FolioRef {
+        // Era A/B shrink_folio_list keeps a mapped folio that a concurrent folio_update_gen
+        // marked PG_referenced, before any rmap walk.
+        let f = m.folios[pfn as usize];
+        if self.era != MglruEra::C && f.mapcount > 0 && f.test(pg::REFERENCED) {
+            return FolioRef::Keep;
+        }
         let r = m.folio_referenced(pfn, sc.target_mem_cgroup);
         let walker = sc.is_kswapd || sc.proactive;
         walk::look_around(self, m, pfn, walker);
@@ -1796,10 +1810,6 @@ impl Policy for Mglru {
             } else {
                 FolioRef::Keep
             };
-        }
-        let f = m.folios[pfn as usize];
-        if f.mapcount > 0 && f.test(pg::REFERENCED) && r.referenced == 0 {
-            return FolioRef::Keep;
         }
         let rf = m.folios[pfn as usize].test_clear(pg::REFERENCED);
         let file = f.is_file_lru();
