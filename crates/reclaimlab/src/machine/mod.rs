@@ -322,9 +322,9 @@ impl Machine {
         self.nodes.len()
     }
 
-    /// The congestion flags of a (memcg, node) lruvec: [NODE, CGROUP].
+        /// The congestion flags of a (memcg, node) lruvec: [NODE, CGROUP].
     pub fn congested(&mut self, memcg: u16, node: u8) -> &mut [bool; 2] {
-        let i = memcg as usize * self.nodes.len() + node as usize;
+        let i = lruvec_index(self.nodes.len(), memcg, node);
         if self.lruvec_congested.len() <= i {
             self.lruvec_congested.resize(i + 1, [false; 2]);
         }
@@ -439,4 +439,11 @@ impl Machine {
         let p = &self.procs[pid as usize];
         (p.rss, p.swapents)
     }
+}
+
+/// The index of the (memcg, node) lruvec in per-lruvec arrays (`mem_cgroup_lruvec`), shared by
+/// the machine and every policy.
+#[inline]
+pub fn lruvec_index(nr_nodes: usize, memcg: u16, node: u8) -> usize {
+    memcg as usize * nr_nodes + node as usize
 }
