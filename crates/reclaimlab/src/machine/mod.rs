@@ -322,7 +322,7 @@ impl Machine {
         self.nodes.len()
     }
 
-        /// The congestion flags of a (memcg, node) lruvec: [NODE, CGROUP].
+    /// The congestion flags of a (memcg, node) lruvec: [NODE, CGROUP].
     pub fn congested(&mut self, memcg: u16, node: u8) -> &mut [bool; 2] {
         let i = lruvec_index(self.nodes.len(), memcg, node);
         if self.lruvec_congested.len() <= i {

@@ -86,7 +86,7 @@ impl Classic {
 
     #[inline]
     fn lv(&self, memcg: u16, node: u8) -> usize {
-                crate::machine::lruvec_index(self.nodes, memcg, node)
+        crate::machine::lruvec_index(self.nodes, memcg, node)
     }
     #[inline]
     fn list_id(&self, memcg: u16, node: u8, lru: usize) -> u32 {

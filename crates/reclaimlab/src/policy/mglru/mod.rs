@@ -215,7 +215,7 @@ impl Mglru {
 
     #[inline]
     fn lv(&self, memcg: u16, node: u8) -> usize {
-                crate::machine::lruvec_index(self.nodes, memcg, node)
+        crate::machine::lruvec_index(self.nodes, memcg, node)
     }
     #[inline]
     fn list_id(&self, lv: usize, gen: u8, t: usize) -> u32 {
