@@ -1024,3 +1024,54 @@ pub fn memcg_results(m: &Machine, pol: &dyn Policy) -> Vec<MemcgResult> {
         })
         .collect()
 }
+
+/// Runs every policy × seed of a scenario, spread over `threads` OS threads (0 = all cores).
+/// Each run is independent and deterministic, and results come back in (policy, seed) order,
+/// so the output is identical to a serial run.
+pub fn run_matrix(
+    scn: &Scenario,
+    specs: &[PolicySpec],
+    seeds: &[u64],
+    threads: usize,
+) -> Result<Vec<Vec<RunResult>>, String> {
+    let jobs: Vec<(usize, usize)> = (0..specs.len())
+        .flat_map(|p| (0..seeds.len()).map(move |s| (p, s)))
+        .collect();
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    }
+    .clamp(1, jobs.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<RunResult, String>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(p, s)) = jobs.get(i) else {
+                    break;
+                };
+                let opts = RunOptions {
+                    seed: seeds[s],
+                    ..Default::default()
+                };
+                let r = run(scn, specs[p], &opts);
+                *results[i].lock().expect("result slot") = Some(r);
+            });
+        }
+    });
+    let mut flat = results
+        .into_iter()
+        .map(|m| m.into_inner().expect("result slot").expect("every job ran"));
+    let mut out = Vec::with_capacity(specs.len());
+    for _ in specs {
+        let mut per_seed = Vec::with_capacity(seeds.len());
+        for _ in seeds {
+            per_seed.push(flat.next().expect("job")?);
+        }
+        out.push(per_seed);
+    }
+    Ok(out)
+}

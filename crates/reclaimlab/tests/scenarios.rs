@@ -713,3 +713,29 @@ fn memory_reclaim_swappiness_max_reclaims_anon_only_on_7_x() {
         "swappiness=max is EINVAL before Era D"
     );
 }
+
+#[test]
+fn parallel_runs_equal_serial_runs() {
+    let scn = micro::builtin("mixed-rw", 0.125).unwrap();
+    let specs = [CLASSIC, "mglru:7.2".parse().unwrap(), LRU];
+    let seeds = [1, 2, 3];
+    let parallel = reclaimlab::sim::run_matrix(&scn, &specs, &seeds, 3).unwrap();
+    for (p, spec) in specs.iter().enumerate() {
+        for (s, &seed) in seeds.iter().enumerate() {
+            let serial = run(
+                &scn,
+                *spec,
+                &RunOptions {
+                    seed,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(
+                serde_json::to_string(&parallel[p][s]).unwrap(),
+                serde_json::to_string(&serial).unwrap(),
+                "{spec} seed {seed}"
+            );
+        }
+    }
+}
