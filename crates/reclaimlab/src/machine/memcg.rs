@@ -99,30 +99,32 @@ impl Machine {
         })
     }
 
+    /// Applies `f` to the memcg and each ancestor up to the root (a page counter walk),
+    /// without allocating.
+    pub fn for_each_ancestor(&mut self, memcg: u16, mut f: impl FnMut(&mut Memcg)) {
+        let mut cur = Some(memcg);
+        while let Some(c) = cur {
+            f(&mut self.memcgs[c as usize]);
+            cur = self.memcgs[c as usize].parent;
+        }
+    }
+
     /// `page_counter_uncharge` of one page.
     pub fn memcg_uncharge(&mut self, memcg: u16) {
         self.memcgs[memcg as usize].local_pages -= 1;
-        let mut cur = Some(memcg);
-        while let Some(c) = cur {
-            self.memcgs[c as usize].usage -= 1;
-            cur = self.memcgs[c as usize].parent;
-        }
+        self.for_each_ancestor(memcg, |mc| mc.usage -= 1);
     }
 
     /// `page_counter_try_charge`: the first level (walking up) whose memory.max would be
     /// exceeded, or None after charging every level.
     fn page_counter_try_charge(&mut self, memcg: u16, nr: u64) -> Option<u16> {
-        for c in self.memcg_ancestors(memcg).collect::<Vec<_>>() {
+        if let Some(over) = self.memcg_ancestors(memcg).find(|&c| {
             let mc = &self.memcgs[c as usize];
-            if c != 0 && mc.usage + nr > mc.max {
-                return Some(c);
-            }
+            c != 0 && mc.usage + nr > mc.max
+        }) {
+            return Some(over);
         }
-        let mut cur = Some(memcg);
-        while let Some(c) = cur {
-            self.memcgs[c as usize].usage += nr;
-            cur = self.memcgs[c as usize].parent;
-        }
+        self.for_each_ancestor(memcg, |mc| mc.usage += nr);
         self.memcgs[memcg as usize].local_pages += nr;
         None
     }

@@ -109,9 +109,7 @@ impl Machine {
         let memcg = self.folios[pfn as usize].memcg;
         self.swap.slots[slot as usize] = SwapSlot::Cached(pfn);
         self.swap.slot_memcg[slot as usize] = memcg;
-        for c in self.memcg_ancestors(memcg).collect::<Vec<_>>() {
-            self.memcgs[c as usize].swap_usage += 1;
-        }
+        self.for_each_ancestor(memcg, |mc| mc.swap_usage += 1);
         let f = &mut self.folios[pfn as usize];
         f.swap = slot + 1;
         f.set(pg::SWAPCACHE);
@@ -126,9 +124,7 @@ impl Machine {
         }
         self.swap.slots[slot as usize] = SwapSlot::Free;
         let memcg = self.swap.slot_memcg[slot as usize];
-        for c in self.memcg_ancestors(memcg).collect::<Vec<_>>() {
-            self.memcgs[c as usize].swap_usage -= 1;
-        }
+        self.for_each_ancestor(memcg, |mc| mc.swap_usage -= 1);
         self.swap.free_slots.push(slot);
     }
 
