@@ -36,6 +36,15 @@ enum Cmd {
     Trace(TraceArgs),
     /// Measure the simulator's own speed (accesses per wall-clock second) and memory.
     Bench(BenchArgs),
+    /// Statistics of columns of numbers (a file or stdin): mean and 95% CI, Jain's index, and
+    /// each column's Welch 95% CI of the relative change against the first.
+    Stats(StatsArgs),
+}
+
+#[derive(Args)]
+struct StatsArgs {
+    /// A file of whitespace- or comma-separated columns with an optional header; - for stdin.
+    input: PathBuf,
 }
 
 #[derive(Args)]
@@ -147,8 +156,18 @@ struct CompareArgs {
     /// Comma-separated policies, the first is the baseline.
     #[arg(long, default_value = "classic,lru")]
     policies: String,
+    /// Run each policy with this many seeds (seed, seed+1, ...) and report means with 95%
+    /// CIs and Welch 95% CIs of the relative change against the first policy.
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
+    /// Parallel runs (0 = all cores); results are identical to a serial run.
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
     #[arg(long)]
     json: bool,
+    /// With --seeds: print the table as CSV.
+    #[arg(long)]
+    csv: bool,
 }
 
 #[derive(Args)]
@@ -173,6 +192,7 @@ fn main() -> ExitCode {
         Cmd::Scenarios => cmd_scenarios(),
         Cmd::Trace(a) => cmd_trace(a),
         Cmd::Bench(a) => cmd_bench(a),
+        Cmd::Stats(a) => cmd_stats(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -487,6 +507,9 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
     if specs.is_empty() {
         return Err("--policies is empty".into());
     }
+    if a.seeds > 1 {
+        return compare_seeds(&scn, &specs, &a);
+    }
     let results = specs
         .iter()
         .map(|&s| run_one(&scn, s, &a.w))
@@ -614,5 +637,97 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     if let Some(kib) = peak_rss_kib() {
         println!("peak RSS of this process: {kib} KiB");
     }
+    Ok(())
+}
+
+/// `compare --seeds N`: every policy x seed (in parallel), then per metric the mean and 95% CI
+/// per policy and the Welch 95% CI of the relative change against the first policy.
+fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Result<(), String> {
+    use reclaimlab::stats::{summary, welch_relative_change};
+    let seeds: Vec<u64> = (0..a.seeds).map(|i| a.w.seed + i).collect();
+    let results = reclaimlab::sim::run_matrix(scn, specs, &seeds, a.jobs)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    let metrics: Vec<&str> = results[0][0].headline().iter().map(|(k, _)| *k).collect();
+    let column =
+        |p: usize, m: usize| -> Vec<f64> { results[p].iter().map(|r| r.headline()[m].1).collect() };
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for (m, name) in metrics.iter().enumerate() {
+        let base = column(0, m);
+        for (p, spec) in specs.iter().enumerate() {
+            let xs = column(p, m);
+            let s = summary(&xs);
+            let vs = if p == 0 {
+                "baseline".to_string()
+            } else {
+                match welch_relative_change(&base, &xs) {
+                    Some(w) if w.significant => {
+                        format!("{:+.2}% .. {:+.2}%", w.rel_pct.0, w.rel_pct.1)
+                    }
+                    Some(_) => "no significance".to_string(),
+                    None => "-".to_string(),
+                }
+            };
+            rows.push(vec![
+                name.to_string(),
+                spec.to_string(),
+                fmt_num(s.mean),
+                fmt_num(s.ci95_low),
+                fmt_num(s.ci95_high),
+                vs,
+            ]);
+        }
+    }
+    let header = [
+        "metric",
+        "policy",
+        "mean",
+        "ci95_low",
+        "ci95_high",
+        "vs_first_welch95",
+    ];
+    if a.csv {
+        println!("{}", header.join(","));
+        for r in &rows {
+            println!("{}", r.join(","));
+        }
+        return Ok(());
+    }
+    println!(
+        "scenario {} (scale {}, seeds {}..={}): {}",
+        scn.name,
+        a.w.scale,
+        seeds[0],
+        seeds[seeds.len() - 1],
+        scn.description
+    );
+    println!(
+        "{:<14} {:<22} {:>16} {:>33} {}",
+        header[0], header[1], header[2], "95% CI", header[5]
+    );
+    for r in &rows {
+        println!(
+            "{:<14} {:<22} {:>16} {:>16} .. {:<14} {}",
+            r[0], r[1], r[2], r[3], r[4], r[5]
+        );
+    }
+    Ok(())
+}
+
+fn cmd_stats(a: StatsArgs) -> Result<(), String> {
+    let text = if a.input.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
+        s
+    } else {
+        std::fs::read_to_string(&a.input).map_err(|e| format!("{}: {e}", a.input.display()))?
+    };
+    let columns = reclaimlab::stats::parse_columns(&text)?;
+    print!("{}", reclaimlab::stats::stats_report(&columns));
     Ok(())
 }

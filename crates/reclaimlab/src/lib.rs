@@ -11,6 +11,7 @@ pub mod machine;
 pub mod metrics;
 pub mod policy;
 pub mod sim;
+pub mod stats;
 pub mod textbook;
 pub mod trace;
 pub mod workload;
