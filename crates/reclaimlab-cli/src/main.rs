@@ -288,11 +288,16 @@ fn parse_policy(s: &str, kernel: Option<&str>) -> Result<PolicySpec, String> {
 
 /// Applies the MGLRU run options (--enabled, --min-ttl-ms, --with, --without) to a policy.
 fn with_mglru_options(spec: PolicySpec, w: &WorkloadArgs) -> Result<PolicySpec, String> {
+    // Validate the options even where they do not apply (a classic or textbook policy).
+    let enabled = w.enabled.as_deref().map(parse_enabled).transpose()?;
+    for name in w.with.iter().chain(&w.without) {
+        name.parse::<Switch>()?;
+    }
     let PolicySpec::Mglru(mut c) = spec else {
         return Ok(spec);
     };
-    if let Some(e) = &w.enabled {
-        c.enabled = parse_enabled(e)?;
+    if let Some(e) = enabled {
+        c.enabled = e;
     }
     if let Some(ms) = w.min_ttl_ms {
         c.min_ttl_ms = ms;

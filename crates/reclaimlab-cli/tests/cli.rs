@@ -1,0 +1,144 @@
+//! The command line as a user meets it: outputs, exit codes and one-line errors.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn reclaimlab(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reclaimlab"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn reclaimlab");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().expect("wait")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for args in [
+        vec!["run", "no-such-scenario"],
+        vec!["run", "zipf", "--policy", "bogus"],
+        vec!["run", "zipf", "--policy", "mglru:7.1+no-such-switch"],
+        vec!["run", "zipf", "--cost", "nope=1"],
+        vec!["run", "zipf", "--enabled", "0xzz"],
+        vec!["run", "zipf", "--scale", "0"],
+        vec!["run", "--trace", "/no/such/file"],
+    ] {
+        let o = reclaimlab(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.starts_with("reclaimlab: error: "), "{args:?}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn a_malformed_trace_writes_no_result_file() {
+    let dir = std::env::temp_dir().join(format!("reclaimlab-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("bad.trace");
+    std::fs::write(&trace, "# reclaimlab-trace v1\n0 1 0 a 0 1 r x\n").unwrap();
+    let out = dir.join("result.json");
+    let o = reclaimlab(
+        &[
+            "run",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
+    assert!(!out.exists(), "a result file was written for bad input");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn run_json_is_a_complete_result_and_deterministic() {
+    let args = [
+        "run",
+        "mixed-rw",
+        "--scale",
+        "0.05",
+        "--policy",
+        "mglru:7.2",
+        "--json",
+    ];
+    let a = reclaimlab(&args, None);
+    assert!(a.status.success(), "{}", stderr(&a));
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(v["policy"], "mglru:7.2");
+    assert!(v["vmstat"]["pgfault"].as_u64().unwrap() > 0);
+    assert!(v["lru_gen"].as_str().unwrap().starts_with("memcg "));
+    let b = reclaimlab(&args, None);
+    assert_eq!(a.stdout, b.stdout, "the same seed gave different output");
+}
+
+#[test]
+fn policies_lists_every_switch() {
+    let o = reclaimlab(&["policies"], None);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for name in [
+        "classic",
+        "mglru",
+        "lru",
+        "clock",
+        "fifo",
+        "smaller-reclaim-batch",
+        "fg-promotion",
+    ] {
+        assert!(text.contains(name), "{name} missing");
+    }
+    assert_eq!(text.matches("no behaviour change").count(), 6);
+}
+
+#[test]
+fn stats_reads_columns_from_stdin() {
+    let o = reclaimlab(&["stats", "-"], Some("base new\n10 20\n11 21\n12 22\n"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("RELATIVE CHANGE vs base"), "{text}");
+    assert!(text.contains("+"), "{text}");
+    let bad = reclaimlab(&["stats", "-"], Some("a b\n1 x\n"));
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn compare_with_seeds_prints_welch_intervals() {
+    let o = reclaimlab(
+        &[
+            "compare",
+            "zipf",
+            "--scale",
+            "0.05",
+            "--policies",
+            "classic,lru",
+            "--seeds",
+            "3",
+            "--csv",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.starts_with("metric,policy,mean,ci95_low,ci95_high,vs_first_welch95"));
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("hit_ratio,")).count(),
+        2
+    );
+}
