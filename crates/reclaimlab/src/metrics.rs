@@ -158,6 +158,11 @@ pub struct RunResult {
     pub lru_gen_samples: Vec<(u64, String)>,
     /// The outcome of every scheduled lru_gen command.
     pub lru_gen_commands: Vec<LruGenCommandResult>,
+    /// Jain's index (with CoV, min/max, P10-P90) of each worker thread's throughput (accesses
+    /// per simulated second of its life; background threads excluded), and of the throughput
+    /// summed per memcg.
+    pub fairness_workers: Option<crate::stats::Fairness>,
+    pub fairness_memcgs: Option<crate::stats::Fairness>,
 }
 
 /// One scheduled write to the lru_gen debugfs file and its outcome.

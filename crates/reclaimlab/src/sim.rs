@@ -568,6 +568,38 @@ impl Engine {
         }
     }
 
+    /// A worker's throughput: accesses per simulated second until it finished (or the run
+    /// ended), so fixed-work and fixed-time runs compare alike.
+    fn worker_rate(t: &Thread) -> f64 {
+        if t.finish == 0 {
+            0.0
+        } else {
+            t.accesses as f64 * 1e9 / t.finish as f64
+        }
+    }
+
+    /// Jain's index over the throughput of the worker (non-background) threads.
+    fn fairness_workers(&self) -> Option<crate::stats::Fairness> {
+        let xs: Vec<f64> = self
+            .threads
+            .iter()
+            .filter(|t| !t.daemon)
+            .map(Self::worker_rate)
+            .collect();
+        (xs.len() > 1).then(|| crate::stats::jain(&xs)).flatten()
+    }
+
+    /// Jain's index over the summed worker throughput of each memcg that has workers.
+    fn fairness_memcgs(&self, scn: &Scenario) -> Option<crate::stats::Fairness> {
+        let mut per: BTreeMap<&str, f64> = BTreeMap::new();
+        for t in self.threads.iter().filter(|t| !t.daemon) {
+            *per.entry(scn.procs[t.pid as usize].memcg.as_str())
+                .or_default() += Self::worker_rate(t);
+        }
+        let xs: Vec<f64> = per.into_values().collect();
+        (xs.len() > 1).then(|| crate::stats::jain(&xs)).flatten()
+    }
+
     fn thread_process_dead(&self, pid: u32) -> bool {
         match &self.backend {
             Backend::Kernel { m, .. } => !m.procs[pid as usize].alive,
@@ -862,6 +894,8 @@ impl Engine {
             lru_gen_full: lru_gen.map(|(_, f)| f),
             lru_gen_samples: self.lru_gen_samples.clone(),
             lru_gen_commands: self.lru_gen_results.clone(),
+            fairness_workers: self.fairness_workers(),
+            fairness_memcgs: self.fairness_memcgs(scn),
         }
     }
 }

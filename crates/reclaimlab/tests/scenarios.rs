@@ -739,3 +739,21 @@ fn parallel_runs_equal_serial_runs() {
         }
     }
 }
+
+#[test]
+fn fairness_is_computed_over_workers_and_memcgs() {
+    // Four identical anon workers: near-perfect fairness, one value per worker.
+    let r = go(&micro::builtin("swap-storm", 0.125).unwrap(), CLASSIC);
+    let f = r.fairness_workers.expect("four workers");
+    assert_eq!(f.n, 4);
+    assert!(f.jain > 0.95 && f.jain <= 1.0, "{f:?}");
+    // A limited file reader beside an unlimited anon writer: clearly unfair, per memcg too.
+    let r = go(&micro::builtin("memcg-limit", 0.125).unwrap(), CLASSIC);
+    let m = r.fairness_memcgs.expect("two memcgs");
+    assert_eq!(m.n, 2);
+    assert!(m.jain < 0.9, "{m:?}");
+    // One worker: no index.
+    assert!(go(&micro::builtin("zipf", 0.05).unwrap(), CLASSIC)
+        .fairness_workers
+        .is_none());
+}
