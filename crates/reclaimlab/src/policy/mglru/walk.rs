@@ -100,6 +100,31 @@ fn propagate_dirty(m: &mut Machine, pfn: Pfn, pte_dirty: bool) {
     }
 }
 
+/// One PTE as both walkers see it (`get_pte_pfn`, `get_pfn_folio`, `ptep_test_and_clear_young`,
+/// `walk_update_folio`'s dirty propagation): if it is present and young and maps a folio of the
+/// lruvec on a generation list, clear its young bit, dirty the folio if the PTE is dirty, and
+/// return the folio.
+fn clear_young_pte(
+    m: &mut Machine,
+    pid: u32,
+    vi: usize,
+    i: u64,
+    memcg: u16,
+    node: u8,
+) -> Option<Pfn> {
+    let pte = m.procs[pid as usize].vmas[vi].ptes[i as usize];
+    if !pte.is_present() || !pte.young() {
+        return None;
+    }
+    let pfn = pte.pfn();
+    if !folio_for(m, pfn, memcg, node) {
+        return None;
+    }
+    m.procs[pid as usize].vmas[vi].ptes[i as usize].mkold();
+    propagate_dirty(m, pfn, pte.dirty());
+    Some(pfn)
+}
+
 /// `iterate_mm_list` + `walk_mm` for every mm of the lruvec's memcg: a whole iteration, as a
 /// single reclaimer finishes it in the model. Bumps `mm_state.seq`.
 pub fn walk_mm_list(
@@ -217,16 +242,9 @@ fn walk_pte_range(
     let (mut total, mut young) = (0, 0);
     for i in start..end {
         total += 1;
-        let pte = m.procs[pid as usize].vmas[vi].ptes[i as usize];
-        if !pte.is_present() || !pte.young() {
+        let Some(pfn) = clear_young_pte(m, pid, vi, i, memcg, node) else {
             continue;
-        }
-        let pfn = pte.pfn();
-        if !folio_for(m, pfn, memcg, node) {
-            continue;
-        }
-        m.procs[pid as usize].vmas[vi].ptes[i as usize].mkold();
-        propagate_dirty(m, pfn, pte.dirty());
+        };
         p.folio_update_gen(m, pfn, max_gen);
         young += 1;
     }
@@ -290,16 +308,9 @@ fn look_around_one(
         if i == loc.index {
             continue;
         }
-        let pte = m.procs[loc.pid as usize].vmas[loc.vma as usize].ptes[i as usize];
-        if !pte.is_present() || !pte.young() {
+        let Some(pfn) = clear_young_pte(m, loc.pid, loc.vma as usize, i, memcg, node) else {
             continue;
-        }
-        let pfn = pte.pfn();
-        if !folio_for(m, pfn, memcg, node) {
-            continue;
-        }
-        m.procs[loc.pid as usize].vmas[loc.vma as usize].ptes[i as usize].mkold();
-        propagate_dirty(m, pfn, pte.dirty());
+        };
         young += 1;
         if walker {
             p.folio_update_gen(m, pfn, max_gen);
