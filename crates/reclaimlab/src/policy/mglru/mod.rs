@@ -1226,7 +1226,6 @@ impl Mglru {
         }
         let mut scanned = 0;
         let mut n;
-        let nr_before = sc.nr;
         loop {
             n = self.get_nr_to_scan_aging(m, lv, memcg, sc, swappiness);
             if n <= 0 {
@@ -1246,7 +1245,7 @@ impl Mglru {
                 break;
             }
         }
-        self.wake_flusher_if_all_unqueued_dirty(m, sc, nr_before);
+        self.wake_flusher_if_all_unqueued_dirty(m, sc);
         n < 0
     }
 
@@ -1264,7 +1263,6 @@ impl Mglru {
         let mut budget = self.get_nr_to_scan_budget(m, lv, memcg, sc, swappiness);
         let mut need_rotate = false;
         let mut should_age = false;
-        let nr_before = sc.nr;
         while budget > 0 {
             if m.below_min(sc.root(), memcg) {
                 need_rotate = true;
@@ -1294,21 +1292,15 @@ impl Mglru {
             }
             budget = budget.saturating_sub(d);
         }
-        self.wake_flusher_if_all_unqueued_dirty(m, sc, nr_before);
+        self.wake_flusher_if_all_unqueued_dirty(m, sc);
         need_rotate
     }
 
     /// The 2025 OOM fix (Era D, before patch 11): wake the flusher when every file page taken
     /// by this lruvec pass was unqueued dirty.
-    fn wake_flusher_if_all_unqueued_dirty(
-        &self,
-        m: &mut Machine,
-        sc: &ScanControl,
-        before: crate::machine::vmscan::NrStats,
-    ) {
+    fn wake_flusher_if_all_unqueued_dirty(&self, m: &mut Machine, sc: &ScanControl) {
         // The 2025 OOM fix is in 7.1 and in Debian's 6.12.107; it compares the sums of the
         // whole shrink_node call, not of this lruvec.
-        let _ = before;
         if self.era == MglruEra::A || self.on(Switch::SimplifyDirtyWriteback) {
             return;
         }
