@@ -91,6 +91,11 @@ pub enum MglruEra {
     C,
 }
 
+/// `PAGEVEC_SIZE` (v6.1; also 6.1's look-around activation limit).
+pub const PAGEVEC_SIZE: usize = 15;
+/// `PAGEVEC_SIZE` / `FOLIO_BATCH_SIZE` after v6.8.
+pub const FOLIO_BATCH_SIZE: usize = 31;
+
 /// `reclaim_throttle` reasons and their timeouts (in jiffies).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VmscanThrottle {
@@ -139,9 +144,9 @@ impl Kernel {
     /// Per-CPU LRU batch size (`PAGEVEC_SIZE` / folio_batch): 15 up to v6.8, 31 after.
     pub fn lru_batch_size(self) -> usize {
         if self == Kernel::V6_1 {
-            15
+            PAGEVEC_SIZE
         } else {
-            31
+            FOLIO_BATCH_SIZE
         }
     }
     /// `lru_note_cost` with rotation cost and IO weighted by SWAP_CLUSTER_MAX (v6.2+).

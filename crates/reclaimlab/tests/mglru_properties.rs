@@ -201,7 +201,12 @@ fn check_lru_gen(text: &str) -> Result<(), String> {
     finish(&seqs)
 }
 
-fn check_result(r: &RunResult, expected: u64, zram: bool) -> Result<(), TestCaseError> {
+fn check_result(
+    r: &RunResult,
+    expected: u64,
+    zram: bool,
+    kernel: Kernel,
+) -> Result<(), TestCaseError> {
     // Nothing lost or duplicated: every access ran, unless its task was OOM-killed.
     let killed = r.threads.iter().any(|t| t.killed);
     prop_assert!(
@@ -227,13 +232,14 @@ fn check_result(r: &RunResult, expected: u64, zram: bool) -> Result<(), TestCase
         prop_assert_eq!(g("pswpout"), 0);
         prop_assert_eq!(g("pgscan_anon"), 0);
     }
-    // Recent refaults, activations and restores are subsets of refaults.
+    // Recent refaults, activations and restores are subsets of refaults (6.1 counts
+    // activations in sort_folio, not at refault).
     for t in ["anon", "file"] {
         let refault = g(&format!("workingset_refault_{t}"));
         let activate = g(&format!("workingset_activate_{t}"));
         let restore = g(&format!("workingset_restore_{t}"));
         prop_assert!(
-            activate <= refault,
+            kernel == Kernel::V6_1 || activate <= refault,
             "{} activate {} > refault {}",
             t,
             activate,
@@ -288,7 +294,7 @@ proptest! {
             seed, check_invariants: true, ..Default::default()
         });
         let r = match r { Ok(r) => r, Err(e) => return Err(TestCaseError::fail(e)) };
-        check_result(&r, expected, zram)?;
+        check_result(&r, expected, zram, kernel)?;
     }
 
     /// The same with proactive reclaim: lru_gen `+` (aging) and `-` (eviction) commands on
@@ -329,7 +335,7 @@ proptest! {
             ..Default::default()
         });
         let r = match r { Ok(r) => r, Err(e) => return Err(TestCaseError::fail(e)) };
-        check_result(&r, expected, zram)?;
+        check_result(&r, expected, zram, kernel)?;
         for c in &r.lru_gen_commands {
             prop_assert!(c.ok != c.error.is_some(), "{:?}", c);
         }

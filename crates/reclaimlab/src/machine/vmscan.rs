@@ -66,6 +66,13 @@ pub struct ScanControl {
     pub anon_cost: u64,
     pub file_cost: u64,
     pub nr: NrStats,
+    /// The reclaimer holds an MGLRU mm walker (`current->reclaim_state->mm_walk`) beyond what
+    /// `is_kswapd` and `proactive` imply (the lru_gen debugfs writer).
+    pub mm_walker: bool,
+    /// v6.1 `memcgs_need_aging`: kswapd's aging is skipped while eviction finds enough.
+    pub memcgs_need_aging: bool,
+    /// v6.1 `last_reclaimed`: nr_reclaimed when kswapd last aged (its should_abort_scan).
+    pub last_reclaimed: u64,
 }
 
 pub const DEACTIVATE_ANON: u8 = 1;
@@ -92,6 +99,9 @@ impl ScanControl {
             memcg_low_reclaim: false,
             memcg_low_skipped: false,
             memcg_full_walk: false,
+            mm_walker: false,
+            memcgs_need_aging: false,
+            last_reclaimed: 0,
             cache_trim_mode: false,
             cache_trim_mode_failed: false,
             no_cache_trim_mode: false,
@@ -446,6 +456,42 @@ fn shrink_zones(m: &mut Machine, pol: &mut dyn Policy, sc: &mut ScanControl) {
     }
     if !sc.cgroup_reclaim() && sc.priority == 1 && sc.nr_reclaimed == 0 {
         reclaim_throttle(m, pol, 0, VmscanThrottle::NoProgress);
+    }
+}
+
+/// The end of `shrink_node`: from the pass's `sc.nr` sums, flag the node PGDAT_WRITEBACK /
+/// PGDAT_DIRTY and throttle kswapd on immediate-reclaim folios; mark the target lruvec
+/// congested when every dirty folio was congested, and throttle direct reclaimers on it.
+pub fn shrink_node_writeback_checks(
+    m: &mut Machine,
+    pol: &mut dyn Policy,
+    node: u8,
+    sc: &ScanControl,
+) {
+    let root = sc.root();
+    if sc.is_kswapd {
+        let nr = sc.nr;
+        if nr.writeback > 0 && nr.writeback == nr.taken {
+            m.nodes[node as usize].pgdat_writeback = true;
+        }
+        if nr.unqueued_dirty == nr.file_taken {
+            m.nodes[node as usize].pgdat_dirty = true;
+        }
+        if nr.immediate > 0 {
+            reclaim_throttle(m, pol, node, VmscanThrottle::Writeback);
+        }
+    }
+    if sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
+        if sc.cgroup_reclaim() {
+            m.congested(root, node)[1] = true;
+        }
+        if sc.is_kswapd {
+            m.congested(root, node)[0] = true;
+        }
+    }
+    let flags = *m.congested(root, node);
+    if !sc.is_kswapd && (flags[0] || flags[1]) {
+        reclaim_throttle(m, pol, node, VmscanThrottle::Congested);
     }
 }
 

@@ -6,7 +6,8 @@ use super::{FolioRef, Policy};
 use crate::consts::*;
 use crate::machine::mm::vm;
 use crate::machine::vmscan::{
-    reclaim_throttle, shrink_folio_list, ReclaimStat, ScanControl, DEACTIVATE_ANON, DEACTIVATE_FILE,
+    reclaim_throttle, shrink_folio_list, shrink_node_writeback_checks, ReclaimStat, ScanControl,
+    DEACTIVATE_ANON, DEACTIVATE_FILE,
 };
 use crate::machine::{pg, Lists, Machine, Pfn, Vm};
 
@@ -797,36 +798,12 @@ impl Policy for Classic {
     }
 
     fn shrink_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
-        let root = sc.root();
         sc.nr = Default::default();
         let before = sc.nr_reclaimed;
         self.prepare_scan_control(m, node, sc);
         self.shrink_node_memcgs(m, node, sc);
         let node_reclaimed = sc.nr_reclaimed - before;
-        if sc.is_kswapd {
-            let nr = sc.nr;
-            if nr.writeback > 0 && nr.writeback == nr.taken {
-                m.nodes[node as usize].pgdat_writeback = true;
-            }
-            if nr.unqueued_dirty == nr.file_taken {
-                m.nodes[node as usize].pgdat_dirty = true;
-            }
-            if nr.immediate > 0 {
-                reclaim_throttle(m, self, node, VmscanThrottle::Writeback);
-            }
-        }
-        if sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
-            if sc.cgroup_reclaim() {
-                m.congested(root, node)[1] = true;
-            }
-            if sc.is_kswapd {
-                m.congested(root, node)[0] = true;
-            }
-        }
-        let flags = *m.congested(root, node);
-        if !sc.is_kswapd && (flags[0] || flags[1]) {
-            reclaim_throttle(m, self, node, VmscanThrottle::Congested);
-        }
+        shrink_node_writeback_checks(m, self, node, sc);
         if node_reclaimed > 0 {
             m.nodes[node as usize].kswapd_failures = 0;
         } else if sc.cache_trim_mode {

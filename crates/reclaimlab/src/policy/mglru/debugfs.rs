@@ -372,13 +372,14 @@ fn parse(era: MglruEra, item: &[u8]) -> Result<Cmd, &'static str> {
 }
 
 /// The scan_control of `lru_gen_seq_write`: may write, unmap and swap, all zones, priority
-/// 0, no reclaim target. 7.x also sets `proactive` (and run_cmd the target memcg). The model
-/// sets `proactive` in every era: every era's write allocates an mm walker (`set_mm_walk`),
-/// and `proactive` is what the model's look-around consults for one.
+/// 0, no reclaim target. 7.x also sets `proactive` (and run_cmd the target memcg). Every
+/// era's write allocates an mm walker (`set_mm_walk`), hence `mm_walker`. `proactive` is set
+/// in every era; in 6.1 nothing the model does with it differs for a debugfs write.
 fn debugfs_sc() -> ScanControl {
     let mut sc = ScanControl::new(0, None);
     sc.priority = 0;
     sc.proactive = true;
+    sc.mm_walker = true;
     sc
 }
 

@@ -9,6 +9,7 @@
 
 pub mod debugfs;
 pub mod switches;
+mod v6_1;
 pub mod walk;
 
 pub use switches::{Switch, Switches};
@@ -183,6 +184,8 @@ pub struct Mglru {
     scratch: Vec<Pfn>,
     clean: Vec<Pfn>,
     moved: Vec<Pfn>,
+    /// The type the last `evict_folios` isolated folios of (None if it isolated none).
+    evicted_type: Option<usize>,
 }
 
 /// What `scan_folios` found.
@@ -206,6 +209,7 @@ impl Mglru {
             scratch: Vec::with_capacity(64),
             clean: Vec::with_capacity(64),
             moved: Vec::with_capacity(64),
+            evicted_type: None,
         };
         for mc in 0..m.memcgs.len() as u16 {
             p.memcg_created(m, mc);
@@ -308,7 +312,8 @@ impl Mglru {
                 };
                 (max + 1 - d).max(min)
             }
-            MglruEra::B => {
+            // Debian's 6.1.176 carries the Dec-2023 placement fix, so 6.1 places as 6.12.
+            MglruEra::A | MglruEra::B => {
                 if f.test(pg::ACTIVE) {
                     max
                 } else if anon_no_swapcache || reclaim_io {
@@ -317,15 +322,6 @@ impl Mglru {
                     min
                 } else {
                     min + 1
-                }
-            }
-            MglruEra::A => {
-                if f.test(pg::ACTIVE) {
-                    max
-                } else if anon_no_swapcache || reclaim_io {
-                    min + 1
-                } else {
-                    min
                 }
             }
         }
@@ -531,21 +527,35 @@ impl Mglru {
     }
 
     /// `get_type_to_scan` (Era C: all tiers of anon vs all tiers of file; Era A/B: tier 0).
-    fn get_type_to_scan(&self, lv: usize, swappiness: u32) -> usize {
+    /// Era A/B also return the tier cutoff of the chosen type, found by comparing its tiers
+    /// with the other type's tier 0 at the swappiness gains.
+    fn get_type_to_scan(&self, lv: usize, swappiness: u32) -> (usize, Option<usize>) {
         if swappiness <= 1 {
-            return FILE;
+            return (FILE, None);
         }
         if swappiness >= MAX_SWAPPINESS {
-            return ANON;
+            return (ANON, None);
         }
+        let gain = [swappiness as u64, (MAX_SWAPPINESS - swappiness) as u64];
         let tier = if self.era == MglruEra::C { 4 } else { 0 };
-        let sp = self.read_ctrl_pos(lv, ANON, tier, swappiness as u64);
-        let pv = self.read_ctrl_pos(lv, FILE, tier, (MAX_SWAPPINESS - swappiness) as u64);
-        if positive_ctrl_err(sp, pv) {
+        let sp = self.read_ctrl_pos(lv, ANON, tier, gain[ANON]);
+        let pv = self.read_ctrl_pos(lv, FILE, tier, gain[FILE]);
+        let t = if positive_ctrl_err(sp, pv) {
             FILE
         } else {
             ANON
+        };
+        if self.era == MglruEra::C {
+            return (t, None);
         }
+        let sp = self.read_ctrl_pos(lv, 1 - t, 0, gain[1 - t]);
+        for tier in 1..MAX_NR_TIERS {
+            let pv = self.read_ctrl_pos(lv, t, tier, gain[t]);
+            if !positive_ctrl_err(sp, pv) {
+                return (t, Some(tier - 1));
+            }
+        }
+        (t, Some(MAX_NR_TIERS - 1))
     }
 
     // ---------------------------------------------------------------- types and swappiness
@@ -653,7 +663,9 @@ impl Mglru {
         if seq <= self.lruvecs[lv].mm.seq {
             return false;
         }
-        if self.cfg.enabled & LRU_GEN_MM_WALK == 0 {
+        // 6.1 walks a forced scan even without the page-table-walk capability.
+        let force_walks = force_scan && self.era == MglruEra::A;
+        if self.cfg.enabled & LRU_GEN_MM_WALK == 0 && !force_walks {
             self.lruvecs[lv].mm.seq += 1;
         } else {
             walk::walk_mm_list(self, m, lv, seq, swappiness, force_scan);
@@ -718,15 +730,16 @@ impl Mglru {
         } else {
             let t = if swappiness != 0 { ANON } else { FILE };
             let min = g.min_seq[t];
-            if min + MIN_NR_GENS > g.max_seq {
-                return (true, 0);
-            }
             let total = self.evictable_size(lv, swappiness);
+            if min + MIN_NR_GENS > g.max_seq {
+                // 6.1 sizes the lruvec before this test, 6.12 after it.
+                return (true, if self.era == MglruEra::A { total } else { 0 });
+            }
             if min + MIN_NR_GENS < g.max_seq {
                 return (false, total);
             }
-            let young: u64 = (0..2).map(|t| g.pages(g.max_seq, t)).sum();
-            let old: u64 = (0..2).map(|t| g.pages(g.max_seq - MIN_NR_GENS, t)).sum();
+            let young: u64 = (t..2).map(|t| g.pages(g.max_seq, t)).sum();
+            let old: u64 = (t..2).map(|t| g.pages(g.max_seq - MIN_NR_GENS, t)).sum();
             (
                 young * MIN_NR_GENS > total || old * (MIN_NR_GENS + 2) < total,
                 total,
@@ -787,8 +800,17 @@ impl Mglru {
         let lazy = self.lazily_promoted(&f);
         if tier > tier_idx
             || lazy
-            || (self.era == MglruEra::B && f.refs == LRU_REFS_MAX && f.test(pg::WORKINGSET))
+            || (self.era != MglruEra::C && f.refs == LRU_REFS_MAX && f.test(pg::WORKINGSET))
         {
+            // 6.1.176 counts protection as activation (6.12 does not).
+            if self.era == MglruEra::A {
+                let ev = if t == FILE {
+                    Vm::WorkingsetActivateFile
+                } else {
+                    Vm::WorkingsetActivateAnon
+                };
+                m.count(f.memcg, ev, 1);
+            }
             let gen = self.folio_inc_gen(m, lv, pfn, false);
             self.move_to_gen_list(lv, pfn, gen, t, self.era != MglruEra::C);
             if !lazy {
@@ -804,7 +826,7 @@ impl Mglru {
         // 5/6. before patch 10: dirty and writeback folios are bumped, never isolated
         if !self.on(Switch::CommonDirtyWritebackReactivation) {
             let dirty_file = t == FILE && f.test(pg::DIRTY);
-            if dirty_file && !self.on(Switch::RemoveFileTaken) {
+            if dirty_file && !self.on(Switch::RemoveFileTaken) && self.era != MglruEra::A {
                 sc.nr.file_taken += 1;
                 if !f.test(pg::WRITEBACK) && !self.on(Switch::RemoveUnqueuedDirty) {
                     sc.nr.unqueued_dirty += 1;
@@ -822,7 +844,14 @@ impl Mglru {
     /// `isolate_folio`: take the folio off its generation list for shrink_folio_list.
     fn isolate_folio(&mut self, m: &mut Machine, pfn: Pfn, sc: &ScanControl) -> bool {
         let f = m.folios[pfn as usize];
-        if !sc.may_io
+        // 6.1 also refuses under !may_unmap and !may_writepage (later eras skip such reclaim
+        // before it gets here).
+        let era_a = self.era == MglruEra::A;
+        if era_a && !sc.may_unmap && f.mapcount > 0 {
+            return false;
+        }
+        let may_io = sc.may_io && (!era_a || sc.may_writepage);
+        if !may_io
             && !self.on(Switch::RemoveSwapConstrainedCheck)
             && (f.test(pg::DIRTY) || (!f.is_file_lru() && !f.test(pg::SWAPCACHE)))
         {
@@ -916,7 +945,7 @@ impl Mglru {
             },
             r.isolated,
         );
-        if t == FILE && !self.on(Switch::SimplifyDirtyWriteback) {
+        if t == FILE && !self.on(Switch::SimplifyDirtyWriteback) && self.era != MglruEra::A {
             sc.nr.file_taken += r.isolated;
         }
         if !self.on(Switch::ExactScanCount) && r.isolated == 0 && remaining > 0 {
@@ -938,18 +967,18 @@ impl Mglru {
     ) -> (usize, u64) {
         let (lo, hi) = self.evictable_types(swappiness);
         let both = lo != hi;
-        let mut t = if !both {
-            lo
+        let (mut t, mut tier) = if !both {
+            (lo, None)
         } else if self.era != MglruEra::C
             && self.lruvecs[lv].min_seq[ANON] < self.lruvecs[lv].min_seq[FILE]
         {
-            ANON
+            (ANON, None)
         } else {
             self.get_type_to_scan(lv, swappiness)
         };
         let mut total = 0;
         for _ in 0..if both { 2 } else { 1 } {
-            let tier_idx = self.get_tier_idx(lv, t);
+            let tier_idx = tier.take().unwrap_or_else(|| self.get_tier_idx(lv, t));
             let r = self.scan_folios(m, lv, memcg, sc, t, tier_idx, nr_to_scan);
             if self.on(Switch::ExactScanCount) {
                 total += r.scanned;
@@ -997,8 +1026,10 @@ impl Mglru {
             }
         }
         if self.scratch.is_empty() {
+            self.evicted_type = None;
             return scanned;
         }
+        self.evicted_type = Some(t);
         let isolated = self.scratch.len() as u64;
         let mut list = std::mem::take(&mut self.scratch);
         let mut first_pass = true;
@@ -1107,7 +1138,9 @@ impl Mglru {
     ) {
         if self.on(Switch::SimplifyDirtyWriteback) && stat.nr_unqueued_dirty == isolated {
             m.wakeup_flusher(true);
-        } else if !self.on(Switch::RemoveUnqueuedDirty) && !self.on(Switch::SimplifyDirtyWriteback)
+        } else if !self.on(Switch::RemoveUnqueuedDirty)
+            && !self.on(Switch::SimplifyDirtyWriteback)
+            && self.era != MglruEra::A
         {
             sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
         }
@@ -1147,7 +1180,7 @@ impl Mglru {
         if sc.nr_reclaimed >= sc.nr_to_reclaim.max(2) {
             return true;
         }
-        if !sc.is_kswapd || self.era == MglruEra::A {
+        if !sc.is_kswapd {
             return false;
         }
         let n = &m.nodes[node as usize];
@@ -1451,20 +1484,7 @@ impl Mglru {
             sc.nr_reclaimed = 0;
         }
         let before = sc.nr_reclaimed;
-        if self.era == MglruEra::A {
-            for memcg in m.memcg_subtree(0) {
-                m.calculate_protection(0, memcg);
-                if m.below_min(0, memcg) || (m.below_low(0, memcg) && !sc.memcg_low_reclaim) {
-                    continue;
-                }
-                self.try_to_shrink_lruvec(m, memcg, node, sc);
-                if self.should_abort_scan(m, node, sc) {
-                    break;
-                }
-            }
-        } else {
-            self.shrink_many(m, node, sc);
-        }
+        self.shrink_many(m, node, sc);
         let reclaimed = sc.nr_reclaimed - before;
         if sc.is_kswapd {
             sc.nr_reclaimed += saved;
@@ -1491,7 +1511,7 @@ impl Mglru {
                 m.count_memcg(memcg, Vm::MemcgLow, 1);
             }
             m.lru_add_drain(self);
-            if self.try_to_shrink_lruvec(m, memcg, node, sc) && self.era != MglruEra::A {
+            if self.try_to_shrink_lruvec(m, memcg, node, sc) {
                 self.rotate_memcg(memcg, node, MemcgLruOp::Young);
             }
         }
@@ -1538,36 +1558,11 @@ impl Mglru {
         birth + min_ttl_ns < m.now()
     }
 
-    /// `lru_gen_age_node`: Era A ages here; every era checks min_ttl_ms and OOM-kills when no
-    /// memcg's working set of the last min_ttl_ms can be kept.
+    /// `lru_gen_age_node` (6.12+; 6.1 is `lru_gen_age_node_6_1`): with min_ttl_ms set, OOM-kill
+    /// when no memcg's working set of the last min_ttl_ms can be kept.
     fn lru_gen_age_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
         let min_ttl_ns = self.cfg.min_ttl_ms * 1_000_000;
         let memcgs = m.memcg_subtree(0);
-        if self.era == MglruEra::A {
-            let mut success = false;
-            for &memcg in &memcgs {
-                m.calculate_protection(0, memcg);
-                if m.below_min(0, memcg) {
-                    continue;
-                }
-                let lv = self.lv(memcg, node);
-                let swappiness = self.get_swappiness(m, sc);
-                let (need, nr) = self.should_run_aging(lv, swappiness);
-                let young_enough =
-                    min_ttl_ns > 0 && !self.lruvec_is_reclaimable(m, memcg, node, sc, min_ttl_ns);
-                if !young_enough && (min_ttl_ns == 0 || nr > 0 || sc.priority == DEF_PRIORITY) {
-                    success = true;
-                }
-                if need && !young_enough {
-                    let max_seq = self.lruvecs[lv].max_seq;
-                    self.try_to_inc_max_seq(m, lv, max_seq, swappiness, false, true);
-                }
-            }
-            if !success && min_ttl_ns > 0 {
-                m.out_of_memory(self, None);
-            }
-            return;
-        }
         if min_ttl_ns == 0 {
             return;
         }
@@ -1727,7 +1722,10 @@ impl Policy for Mglru {
                 Vm::WorkingsetRestoreAnon,
             )
         };
-        m.count(f.memcg, refault_ev, 1);
+        // 6.1.176 counts only recent refaults.
+        if self.era != MglruEra::A {
+            m.count(f.memcg, refault_ev, 1);
+        }
         let g = &self.lruvecs[lv];
         let recent = if self.era == MglruEra::C {
             let max = g.max_seq & (EVICTION_MASK >> 2);
@@ -1759,17 +1757,15 @@ impl Policy for Mglru {
                 let refs = (token & 3) + ws as u64;
                 let tier = order_base_2(refs + 1);
                 self.lruvecs[lv].refaulted[t][tier] += 1;
-                m.count(f.memcg, activate_ev, 1);
-                let restore = if era == MglruEra::B {
-                    in_fault || refs >= 3
+                // 6.1.176 counts the refault here and the activation in sort_folio.
+                if era == MglruEra::A {
+                    m.count(f.memcg, refault_ev, 1);
                 } else {
-                    in_fault || refs == 4
-                };
-                if restore {
+                    m.count(f.memcg, activate_ev, 1);
+                }
+                if in_fault || refs >= 3 {
                     let fm = &mut m.folios[pfn as usize];
-                    if era == MglruEra::B {
-                        fm.refs = LRU_REFS_MAX;
-                    }
+                    fm.refs = LRU_REFS_MAX;
                     fm.set(pg::WORKINGSET);
                     m.count(f.memcg, restore_ev, 1);
                 }
@@ -1787,8 +1783,15 @@ impl Policy for Mglru {
             return FolioRef::Keep;
         }
         let r = m.folio_referenced(pfn, sc.target_mem_cgroup);
-        let walker = sc.is_kswapd || sc.proactive;
-        walk::look_around(self, m, pfn, walker);
+        // set_mm_walk: kswapd and debugfs writers hold a walker in every era, proactive
+        // reclaim from 6.12 on.
+        let walker = sc.is_kswapd || sc.mm_walker || (sc.proactive && self.era != MglruEra::A);
+        let can_swap = match self.era {
+            MglruEra::A => !walker || self.get_swappiness_6_1(m) != 0,
+            MglruEra::B => !f.is_file_lru(),
+            MglruEra::C => true,
+        };
+        walk::look_around(self, m, pfn, walker, can_swap);
         if r.vm_flags & vm::LOCKED != 0 {
             m.folios[pfn as usize].set(pg::MLOCKED);
             return FolioRef::Activate;
@@ -1820,7 +1823,9 @@ impl Policy for Mglru {
 
     fn shrink_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
         sc.nr = Default::default();
-        if root_reclaim(sc) {
+        if self.era == MglruEra::A {
+            self.shrink_node_6_1(m, node, sc);
+        } else if root_reclaim(sc) {
             self.lru_gen_shrink_node(m, node, sc);
         } else {
             self.shrink_node_memcgs(m, node, sc);
@@ -1828,7 +1833,11 @@ impl Policy for Mglru {
     }
 
     fn kswapd_age_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
-        self.lru_gen_age_node(m, node, sc);
+        if self.era == MglruEra::A {
+            self.lru_gen_age_node_6_1(m, node, sc);
+        } else {
+            self.lru_gen_age_node(m, node, sc);
+        }
     }
 
     fn snapshot_refaults(&mut self, m: &mut Machine, target: Option<u16>, node: u8) {

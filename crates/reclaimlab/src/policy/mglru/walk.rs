@@ -86,9 +86,19 @@ fn suitable_to_scan(total: u64, young: u64) -> bool {
 
 /// The folio a young PTE maps, if MGLRU may update it for lruvec (`memcg`, `node`): on a
 /// generation list (`get_pfn_folio`), of that node and memcg.
-fn folio_for(m: &Machine, pfn: Pfn, memcg: u16, node: u8) -> bool {
+/// `get_pfn_folio`: 7.x takes only folios on a generation list of this memcg and node; 6.x
+/// also takes folios off the lists (isolated, in a per-CPU batch), which `folio_update_gen`
+/// then marks PG_referenced, but skips anon folios when it cannot swap.
+fn folio_for(m: &Machine, pfn: Pfn, memcg: u16, node: u8, era: MglruEra, can_swap: bool) -> bool {
     let f = &m.folios[pfn as usize];
-    f.gen != 0 && f.test(pg::LRU) && f.memcg == memcg && f.node == node
+    if f.memcg != memcg || f.node != node {
+        return false;
+    }
+    if era == MglruEra::C {
+        f.gen != 0 && f.test(pg::LRU)
+    } else {
+        f.is_file_lru() || can_swap
+    }
 }
 
 /// `walk_update_folio`'s dirty propagation: a dirty PTE dirties a folio that can be dirtied.
@@ -104,6 +114,7 @@ fn propagate_dirty(m: &mut Machine, pfn: Pfn, pte_dirty: bool) {
 /// `walk_update_folio`'s dirty propagation): if it is present and young and maps a folio of the
 /// lruvec on a generation list, clear its young bit, dirty the folio if the PTE is dirty, and
 /// return the folio.
+#[allow(clippy::too_many_arguments)]
 fn clear_young_pte(
     m: &mut Machine,
     pid: u32,
@@ -111,13 +122,15 @@ fn clear_young_pte(
     i: u64,
     memcg: u16,
     node: u8,
+    era: MglruEra,
+    can_swap: bool,
 ) -> Option<Pfn> {
     let pte = m.procs[pid as usize].vmas[vi].ptes[i as usize];
     if !pte.is_present() || !pte.young() {
         return None;
     }
     let pfn = pte.pfn();
-    if !folio_for(m, pfn, memcg, node) {
+    if !folio_for(m, pfn, memcg, node, era, can_swap) {
         return None;
     }
     m.procs[pid as usize].vmas[vi].ptes[i as usize].mkold();
@@ -213,7 +226,8 @@ fn walk_mm(
                 continue;
             }
             p.lruvecs[lv].mm.stats[MM_NONLEAF_FOUND] += 1;
-            let (total, young) = walk_pte_range(p, m, lv, memcg, node, pid, vi, pmd);
+            let (total, young) =
+                walk_pte_range(p, m, lv, memcg, node, pid, vi, pmd, swappiness != 0);
             if suitable_to_scan(total, young) {
                 p.lruvecs[lv].mm.stats[MM_NONLEAF_ADDED] += 1;
                 update_bloom(&mut p.lruvecs[lv].mm, seq + 1, keys);
@@ -234,6 +248,7 @@ fn walk_pte_range(
     pid: u32,
     vi: usize,
     pmd: u64,
+    can_swap: bool,
 ) -> (u64, u64) {
     let len = m.procs[pid as usize].vmas[vi].ptes.len() as u64;
     let start = pmd * PTRS_PER_PTE;
@@ -242,7 +257,7 @@ fn walk_pte_range(
     let (mut total, mut young) = (0, 0);
     for i in start..end {
         total += 1;
-        let Some(pfn) = clear_young_pte(m, pid, vi, i, memcg, node) else {
+        let Some(pfn) = clear_young_pte(m, pid, vi, i, memcg, node, p.era, can_swap) else {
             continue;
         };
         p.folio_update_gen(m, pfn, max_gen);
@@ -259,7 +274,10 @@ fn walk_pte_range(
 /// `lru_gen_look_around`: for each young PTE that `folio_referenced` found for the folio being
 /// reclaimed, look at up to 64 neighbouring PTEs of the same PTE table and update their
 /// folios; feed dense tables to the Bloom filter of the next walk.
-pub fn look_around(p: &mut Mglru, m: &mut Machine, target: Pfn, walker: bool) {
+///
+/// `can_swap`: whether anon neighbours count (6.1: `!walk || walk->can_swap`; 6.12: the
+/// target is anon; 7.x does not ask).
+pub fn look_around(p: &mut Mglru, m: &mut Machine, target: Pfn, walker: bool, can_swap: bool) {
     if m.young_ptes.is_empty() {
         return;
     }
@@ -267,7 +285,7 @@ pub fn look_around(p: &mut Mglru, m: &mut Machine, target: Pfn, walker: bool) {
     let tf = m.folios[target as usize];
     let lv = p.lv(tf.memcg, tf.node);
     for &loc in &locs {
-        look_around_one(p, m, lv, tf.memcg, tf.node, loc, walker);
+        look_around_one(p, m, lv, tf.memcg, tf.node, loc, walker, can_swap);
     }
     m.young_ptes = locs;
 }
@@ -280,6 +298,7 @@ fn look_around_one(
     node: u8,
     loc: PteLoc,
     walker: bool,
+    can_swap: bool,
 ) {
     let v = &m.procs[loc.pid as usize].vmas[loc.vma as usize];
     if v.flags & vm::LOCKED != 0 {
@@ -304,21 +323,53 @@ fn look_around_one(
     }
     let max_gen = gen_of(p.lruvecs[lv].max_seq);
     let mut young = 1;
+    // 6.1 without a walker: the folios to promote, activated one by one if fewer than
+    // PAGEVEC_SIZE, else moved to max_seq under the LRU lock.
+    let mut bitmap = [0 as Pfn; MIN_LRU_BATCH as usize];
+    let mut nr_bitmap = 0;
     for i in start..end {
         if i == loc.index {
             continue;
         }
-        let Some(pfn) = clear_young_pte(m, loc.pid, loc.vma as usize, i, memcg, node) else {
+        let Some(pfn) = clear_young_pte(
+            m,
+            loc.pid,
+            loc.vma as usize,
+            i,
+            memcg,
+            node,
+            p.era,
+            can_swap,
+        ) else {
             continue;
         };
         young += 1;
+        let gen = m.folios[pfn as usize].gen;
         if walker {
             p.folio_update_gen(m, pfn, max_gen);
-        } else {
-            let promote = p.era != MglruEra::C || p.lru_gen_set_refs(m, pfn);
-            if promote && m.folios[pfn as usize].gen != max_gen + 1 {
+        } else if p.era == MglruEra::C {
+            if p.lru_gen_set_refs(m, pfn) && gen != max_gen + 1 {
                 m.folio_activate(p, pfn);
             }
+        } else if gen == 0 {
+            m.folios[pfn as usize].set(pg::REFERENCED);
+        } else if gen != max_gen + 1 {
+            if p.era == MglruEra::A {
+                bitmap[nr_bitmap] = pfn;
+                nr_bitmap += 1;
+            } else {
+                m.folio_activate(p, pfn);
+            }
+        }
+    }
+    if nr_bitmap > 0 && nr_bitmap < PAGEVEC_SIZE {
+        for &pfn in &bitmap[..nr_bitmap] {
+            m.folio_activate(p, pfn);
+        }
+    } else {
+        let max_gen = gen_of(p.lruvecs[lv].max_seq);
+        for &pfn in &bitmap[..nr_bitmap] {
+            p.folio_update_gen(m, pfn, max_gen);
         }
     }
     m.spend((end - start) * m.cfg.cost.pte_walk_ns);
