@@ -290,6 +290,7 @@ pub fn look_around(p: &mut Mglru, m: &mut Machine, target: Pfn, walker: bool, ca
     m.young_ptes = locs;
 }
 
+#[allow(clippy::too_many_arguments)]
 fn look_around_one(
     p: &mut Mglru,
     m: &mut Machine,
