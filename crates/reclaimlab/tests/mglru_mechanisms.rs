@@ -112,6 +112,9 @@ fn fd_access_count_sets_the_tier_per_era() {
                 continue;
             }
             assert_eq!(l.ev(Vm::Pgrefill), 2, "{ctx}: both sorted");
+            // 6.1.176 counts a protection as a workingset activation, later eras do not.
+            let activations = if l.era == MglruEra::A { 2 } else { 0 };
+            assert_eq!(l.vm(Vm::WorkingsetActivateFile), activations, "{ctx}");
             assert_eq!(l.ev(Vm::PgscanDirect), 0, "{ctx}: none isolated");
             // The oldest generation emptied: min_seq moved on and reset_ctrl_pos folded the
             // counters into the averages.
