@@ -273,3 +273,44 @@ fn tier_cutoff_of_the_picked_type_is_against_the_other_types_tier_0_in_6_x() {
         l.check();
     }
 }
+
+/// `shrink_node_memcgs` for cgroup reclaim: 6.12+ walk the target's subtree partially with a
+/// shared cursor and stop once the goal is met, so a small memory.reclaim of the parent ends
+/// in its first child and the next one starts after it; 6.1 visits every memcg at every
+/// priority, with no cursor.
+#[test]
+fn cgroup_reclaim_walks_memcgs_partially_from_6_12() {
+    for kernel in [Kernel::V6_1, Kernel::V6_12, Kernel::V7_2] {
+        let mut cfg = reclaimlab::machine::MachineConfig::simple(65536);
+        cfg.kernel = kernel;
+        cfg.memcgs = ["/p", "/p/a", "/p/b"]
+            .iter()
+            .map(|p| reclaimlab::machine::MemcgConfig::new(p))
+            .collect();
+        let mut l = Lab::build(cfg, reclaimlab::policy::mglru::MglruConfig::new(kernel));
+        let (a, b) = (2u16, 3u16);
+        for memcg in [a, b] {
+            let f = l.m.create_file("f", 8000);
+            let p = l.m.create_process("p", memcg, 0);
+            for i in 0..8000 {
+                l.read(p, f, i);
+            }
+            l.drain();
+        }
+        l.enter(0);
+        let freed =
+            l.m.memory_reclaim(&mut l.pol, 1, 32, None)
+                .expect("reclaimed");
+        assert!(freed >= 32, "{kernel}: {freed}");
+        let scan = |l: &Lab, mc: u16| l.m.memcgs[mc as usize].events.get(Vm::PgscanDirect);
+        let cursor = l.m.reclaim_iter.get(&(1, 0)).copied();
+        if kernel == Kernel::V6_1 {
+            assert_eq!(cursor, None, "{kernel}: no cursor");
+            assert!(scan(&l, b) > 0, "{kernel}: every memcg visited");
+        } else {
+            assert_eq!(cursor, Some(2), "{kernel}: stopped after /p/a");
+            assert!(scan(&l, a) > scan(&l, b), "{kernel}: /p/a reclaimed last");
+        }
+        l.check();
+    }
+}

@@ -237,6 +237,9 @@ pub struct Machine {
     /// LRUVEC_NODE_CONGESTED / LRUVEC_CGROUP_CONGESTED per (memcg, node) lruvec (a single
     /// LRUVEC_CONGESTED in v6.1, modelled as either bit).
     pub lruvec_congested: Vec<[bool; 2]>,
+    /// The shared reclaim cookie of partial memcg walks (`mem_cgroup_reclaim_iter`): per
+    /// (reclaim root, node), the pre-order index the next partial walk starts at.
+    pub reclaim_iter: std::collections::BTreeMap<(u16, u8), usize>,
 }
 
 impl Machine {
@@ -283,6 +286,7 @@ impl Machine {
             oom_victims: Vec::new(),
             young_ptes: Vec::with_capacity(8),
             lruvec_congested: Vec::new(),
+            reclaim_iter: Default::default(),
             kernel,
             cfg,
         };
@@ -411,6 +415,25 @@ impl Machine {
             c.add_all(&self.memcgs[id as usize].events);
         }
         c
+    }
+
+    /// The memcgs one `shrink_node_memcgs` pass visits: `root`'s subtree in pre-order and the
+    /// index to start at. A partial walk (v6.12+ direct and cgroup reclaim) starts where the
+    /// previous partial walk of (root, node) stopped (`mem_cgroup_iter` with a cookie).
+    pub fn reclaim_iter_begin(&self, root: u16, node: u8, partial: bool) -> (Vec<u16>, usize) {
+        let order = self.memcg_subtree(root);
+        let start = if partial {
+            self.reclaim_iter.get(&(root, node)).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        let start = if start >= order.len() { 0 } else { start };
+        (order, start)
+    }
+
+    /// Ends a partial walk: the next one starts at index `next` (0 after a full round).
+    pub fn reclaim_iter_end(&mut self, root: u16, node: u8, next: usize) {
+        self.reclaim_iter.insert((root, node), next);
     }
 
     /// The memcg and its descendants in pre-order (`mem_cgroup_iter`).

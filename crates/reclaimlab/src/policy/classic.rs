@@ -46,7 +46,6 @@ pub struct Classic {
     lruvecs: Vec<Lruvec>,
     /// Shared memcg iterator position per (reclaim root, node) for partial walks (v6.12,
     /// `mem_cgroup_nodeinfo(root, nid)->iter`).
-    iter_pos: std::collections::BTreeMap<(u16, u8), usize>,
     /// Reused buffers: isolation never allocates after warm-up.
     scratch: Vec<Pfn>,
     scratch2: Vec<Pfn>,
@@ -75,7 +74,6 @@ impl Classic {
             nodes,
             lists: Lists::new(m.folios.len(), 0),
             lruvecs: Vec::new(),
-            iter_pos: Default::default(),
             scratch: Vec::with_capacity(64),
             scratch2: Vec::with_capacity(64),
         };
@@ -621,13 +619,7 @@ impl Classic {
     fn shrink_node_memcgs(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
         let root = sc.root();
         let partial = self.kernel.partial_memcg_walk() && !sc.is_kswapd && !sc.memcg_full_walk;
-        let order = m.memcg_subtree(root);
-        let start = if partial {
-            self.iter_pos.get(&(root, node)).copied().unwrap_or(0)
-        } else {
-            0
-        };
-        let start = if start >= order.len() { 0 } else { start };
+        let (order, start) = m.reclaim_iter_begin(root, node, partial);
         for (i, &memcg) in order.iter().enumerate().skip(start) {
             m.calculate_protection(root, memcg);
             if m.below_min(root, memcg) {
@@ -642,12 +634,12 @@ impl Classic {
             }
             self.shrink_lruvec(m, memcg, node, sc);
             if partial && sc.nr_reclaimed >= sc.nr_to_reclaim {
-                self.iter_pos.insert((root, node), i + 1);
+                m.reclaim_iter_end(root, node, i + 1);
                 return;
             }
         }
         if partial {
-            self.iter_pos.insert((root, node), 0);
+            m.reclaim_iter_end(root, node, 0);
         }
     }
 }

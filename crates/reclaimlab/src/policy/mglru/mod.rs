@@ -1494,11 +1494,15 @@ impl Mglru {
         }
     }
 
-    /// Cgroup reclaim: `shrink_node_memcgs` → `lru_gen_shrink_lruvec` per memcg.
+    /// Cgroup reclaim: `shrink_node_memcgs` → `lru_gen_shrink_lruvec` per memcg, partially
+    /// with the shared reclaim cookie (stopping at the goal) as in the classical LRU.
     fn shrink_node_memcgs(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
         let root = sc.root();
         let before = sc.nr_reclaimed;
-        for memcg in m.memcg_subtree(root) {
+        let partial = m.kernel.partial_memcg_walk() && !sc.is_kswapd && !sc.memcg_full_walk;
+        let (order, start) = m.reclaim_iter_begin(root, node, partial);
+        let mut next = 0;
+        for (i, &memcg) in order.iter().enumerate().skip(start) {
             m.calculate_protection(root, memcg);
             if m.below_min(root, memcg) {
                 continue;
@@ -1514,6 +1518,13 @@ impl Mglru {
             if self.try_to_shrink_lruvec(m, memcg, node, sc) {
                 self.rotate_memcg(memcg, node, MemcgLruOp::Young);
             }
+            if partial && sc.nr_reclaimed >= sc.nr_to_reclaim {
+                next = i + 1;
+                break;
+            }
+        }
+        if partial {
+            m.reclaim_iter_end(root, node, next);
         }
         // Patch 15: the classical congestion post-processing now applies to MGLRU.
         if self.on(Switch::UnifyWritebackThrottling) {
