@@ -576,6 +576,13 @@ fn cmd_policies() -> Result<(), String> {
     for w in Switch::ALL {
         println!("  {:<38} {}", w.name(), w.description());
     }
+    println!();
+    println!(
+        "Memcg walks of global reclaim (append @WALK, e.g. classic:6.12@heat, mglru:7.2@iter):"
+    );
+    for w in reclaimlab::machine::MemcgWalk::ALL {
+        println!("  {:<10} {}", w.to_string(), w.description());
+    }
     Ok(())
 }
 

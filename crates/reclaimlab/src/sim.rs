@@ -5,7 +5,7 @@
 use crate::access::{PageRef, Via};
 use crate::consts::*;
 use crate::machine::vmscan::balance_pgdat;
-use crate::machine::{pg, Ctx, MachEvent, Machine, MachineConfig, Owner, Pfn, Vm};
+use crate::machine::{pg, Ctx, MachEvent, Machine, MachineConfig, MemcgWalk, Owner, Pfn, Vm};
 use crate::metrics::*;
 use crate::policy::classic::Classic;
 use crate::policy::mglru::{Mglru, MglruConfig, Switch};
@@ -21,16 +21,55 @@ use std::str::FromStr;
 /// `mglru[:6.1|6.12|7.1|7.2][+switch...][-switch...]`, `lru`, `clock`, `fifo`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicySpec {
-    Classic(Kernel),
+    /// The classical LRU of a kernel, with its memcg walk for global reclaim.
+    Classic(Kernel, MemcgWalk),
     Mglru(MglruConfig),
     Textbook(TextbookKind),
 }
 
 impl PolicySpec {
+    /// The classical LRU of a kernel with `mem_cgroup_iter` walks.
+    pub const fn classic(kernel: Kernel) -> Self {
+        PolicySpec::Classic(kernel, MemcgWalk::Iter)
+    }
+
+    /// The memcg walk of a kernel policy.
+    pub fn memcg_walk(&self) -> Option<MemcgWalk> {
+        match self {
+            PolicySpec::Classic(_, w) => Some(*w),
+            PolicySpec::Mglru(c) => Some(c.memcg_walk),
+            PolicySpec::Textbook(_) => None,
+        }
+    }
+
+    /// Sets the memcg walk (`POLICY@WALK`), if the policy and kernel have it.
+    pub fn with_memcg_walk(self, walk: MemcgWalk) -> Result<Self, String> {
+        match self {
+            PolicySpec::Classic(k, _) if walk == MemcgWalk::MemcgLru => Err(format!(
+                "classic:{k} has no memcg LRU (it is MGLRU's): use @iter or @heat"
+            )),
+            PolicySpec::Classic(k, _) => Ok(PolicySpec::Classic(k, walk)),
+            PolicySpec::Mglru(c)
+                if walk == MemcgWalk::MemcgLru
+                    && MglruConfig::default_memcg_walk(c.kernel) != MemcgWalk::MemcgLru =>
+            {
+                Err(format!(
+                    "mglru:{} has no memcg LRU (it came in v6.3): use @iter or @heat",
+                    c.kernel
+                ))
+            }
+            PolicySpec::Mglru(mut c) => {
+                c.memcg_walk = walk;
+                Ok(PolicySpec::Mglru(c))
+            }
+            PolicySpec::Textbook(t) => Err(format!("textbook policy '{t}' has no memcgs to walk")),
+        }
+    }
+
     /// The kernel a policy models, if it is a kernel policy.
     pub fn kernel(&self) -> Option<Kernel> {
         match self {
-            PolicySpec::Classic(k) => Some(*k),
+            PolicySpec::Classic(k, _) => Some(*k),
             PolicySpec::Mglru(c) => Some(c.kernel),
             PolicySpec::Textbook(_) => None,
         }
@@ -82,6 +121,9 @@ fn parse_mglru(rest: &str) -> Result<PolicySpec, String> {
 impl FromStr for PolicySpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
+        if let Some((base, walk)) = s.rsplit_once('@') {
+            return base.parse::<PolicySpec>()?.with_memcg_walk(walk.parse()?);
+        }
         if let Some(rest) = s.strip_prefix("mglru") {
             let rest = rest.strip_prefix(':').unwrap_or(rest);
             return parse_mglru(rest);
@@ -98,7 +140,7 @@ impl FromStr for PolicySpec {
                         "classic models kernels 6.1 and 6.12 (7.x behaves as 6.12 on the classical path): use classic:6.12, not classic:{k}"
                     ));
                 }
-                Ok(PolicySpec::Classic(k))
+                Ok(PolicySpec::classic(k))
             }
             "lru" | "clock" | "fifo" if kernel.is_none() => Ok(PolicySpec::Textbook(name.parse()?)),
             "lru" | "clock" | "fifo" => Err(format!("textbook policy '{name}' takes no kernel")),
@@ -112,14 +154,23 @@ impl FromStr for PolicySpec {
 impl fmt::Display for PolicySpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PolicySpec::Classic(k) => write!(f, "classic:{k}"),
+            PolicySpec::Classic(k, w) => {
+                write!(f, "classic:{k}")?;
+                if *w != MemcgWalk::Iter {
+                    write!(f, "@{w}")?;
+                }
+                Ok(())
+            }
             PolicySpec::Mglru(c) => {
                 write!(f, "mglru:{}", c.kernel)?;
-                let base = MglruConfig::new(c.kernel).switches;
+                let base = MglruConfig::new(c.kernel);
                 for w in Switch::ALL {
-                    if c.switches.on(w) != base.on(w) {
+                    if c.switches.on(w) != base.switches.on(w) {
                         write!(f, "{}{w}", if c.switches.on(w) { '+' } else { '-' })?;
                     }
+                }
+                if c.memcg_walk != base.memcg_walk {
+                    write!(f, "@{}", c.memcg_walk)?;
                 }
                 Ok(())
             }
@@ -216,7 +267,7 @@ pub fn model_bytes(scn: &Scenario, spec: PolicySpec) -> Result<u64, String> {
     let free = 4 * frames;
     let policy = match spec {
         // prev, next and owner words per frame (machine::Lists).
-        PolicySpec::Classic(_) | PolicySpec::Mglru(_) => 12 * frames,
+        PolicySpec::Classic(..) | PolicySpec::Mglru(_) => 12 * frames,
         PolicySpec::Textbook(_) => 0,
     };
     let ptes: u64 = m
@@ -266,8 +317,8 @@ pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunRes
     };
     let m = build_machine(&scn_k)?;
     let backend = match spec {
-        PolicySpec::Classic(_) => {
-            let pol: Box<dyn Policy> = Box::new(Classic::new(&m));
+        PolicySpec::Classic(_, walk) => {
+            let pol: Box<dyn Policy> = Box::new(Classic::new(&m).with_memcg_walk(walk));
             Backend::Kernel {
                 m: Box::new(m),
                 pol,
@@ -275,7 +326,11 @@ pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunRes
         }
         // `enabled` without the core bit: the kernel runs the classical LRU.
         PolicySpec::Mglru(c) if c.enabled & crate::consts::LRU_GEN_CORE == 0 => {
-            let pol: Box<dyn Policy> = Box::new(Classic::new(&m));
+            let walk = match c.memcg_walk {
+                MemcgWalk::MemcgLru => MemcgWalk::Iter,
+                w => w,
+            };
+            let pol: Box<dyn Policy> = Box::new(Classic::new(&m).with_memcg_walk(walk));
             Backend::Kernel {
                 m: Box::new(m),
                 pol,

@@ -134,7 +134,7 @@ proptest! {
             Stream::Phases(p) => p.iter().map(|ph| ph.ops).sum::<u64>(),
             _ => 0,
         }).sum();
-        let r = run(&scn, PolicySpec::Classic(kernel), &RunOptions {
+        let r = run(&scn, PolicySpec::classic(kernel), &RunOptions {
             seed, check_invariants: true, ..Default::default()
         });
         let r = match r { Ok(r) => r, Err(e) => return Err(TestCaseError::fail(e)) };

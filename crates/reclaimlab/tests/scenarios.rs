@@ -9,7 +9,7 @@ use reclaimlab::textbook::TextbookKind;
 use reclaimlab::workload::pattern::Pattern;
 use reclaimlab::workload::{micro, Phase, ProcSpec, Scenario, Stream, Target, ThreadSpec};
 
-const CLASSIC: PolicySpec = PolicySpec::Classic(Kernel::V6_12);
+const CLASSIC: PolicySpec = PolicySpec::classic(Kernel::V6_12);
 const LRU: PolicySpec = PolicySpec::Textbook(TextbookKind::Lru);
 
 fn go(scn: &Scenario, spec: PolicySpec) -> RunResult {
@@ -262,8 +262,8 @@ fn kernel_versions_differ_where_the_spec_says() {
     // 6.1 charges no rotation cost and batches 15 folios; the same workload must come out
     // differently in at least the scan counters.
     let scn = micro::builtin("mixed-rw", 0.125).unwrap();
-    let a = go(&scn, PolicySpec::Classic(Kernel::V6_1));
-    let b = go(&scn, PolicySpec::Classic(Kernel::V6_12));
+    let a = go(&scn, PolicySpec::classic(Kernel::V6_1));
+    let b = go(&scn, PolicySpec::classic(Kernel::V6_12));
     assert_eq!(a.policy, "classic:6.1");
     assert_ne!(a.vmstat, b.vmstat);
 }
@@ -338,7 +338,7 @@ mod memcg_files {
                     stream: Stream::Actions(actions),
                 }],
             };
-            let r = checked(&scn, PolicySpec::Classic(kernel));
+            let r = checked(&scn, PolicySpec::classic(kernel));
             let a = memcg_result(&r, "/a");
             let reclaimed = 4000 - a.current_pages;
             // v6.1 asks for the whole remainder in one call, and the last priority pass scans
@@ -382,7 +382,7 @@ mod memcg_files {
             }],
         };
         assert_eq!(
-            go(&scn, PolicySpec::Classic(Kernel::V6_1)).threads[0].write_errors,
+            go(&scn, PolicySpec::classic(Kernel::V6_1)).threads[0].write_errors,
             1
         );
     }
@@ -620,7 +620,7 @@ mod writeback_and_min {
     fn memory_min_protects_a_memcg_under_every_policy() {
         for spec in [
             CLASSIC,
-            PolicySpec::Classic(Kernel::V6_1),
+            PolicySpec::classic(Kernel::V6_1),
             "mglru:7.2".parse().unwrap(),
         ] {
             let r = if spec == CLASSIC {
@@ -756,4 +756,104 @@ fn fairness_is_computed_over_workers_and_memcgs() {
     assert!(go(&micro::builtin("zipf", 0.05).unwrap(), CLASSIC)
         .fairness_workers
         .is_none());
+}
+
+/// Two memcgs under global pressure: `/hot` loads a file of 40% of memory through a shared
+/// mapping, uniformly and for as long as the other runs; `/cold` streams once with read()
+/// through a file three times the size of memory.
+fn hot_cold_scenario(hot_via: Via) -> Scenario {
+    let mem = 4096;
+    let (hot, cold) = (mem * 2 / 5, mem * 3);
+    let mut m = MachineConfig::simple(mem);
+    m.cpus = 2;
+    m.memcgs = vec![MemcgConfig::new("/hot"), MemcgConfig::new("/cold")];
+    let reader = |proc: usize, file: usize, via: Via, pattern: Pattern, ops: u64, think_ns: u64| {
+        ThreadSpec {
+            proc,
+            cpu: proc as u32,
+            stream: Stream::Phases(vec![Phase {
+                pattern,
+                target: Target::File { file, via },
+                write_pct: 0,
+                ops,
+                think_ns,
+                offset: 0,
+            }]),
+        }
+    };
+    let proc_ = |name: &str, memcg: &str, mmaps: Vec<(usize, u32)>| ProcSpec {
+        name: name.into(),
+        memcg: memcg.into(),
+        anon_pages: 0,
+        mmaps,
+    };
+    Scenario {
+        name: "hot-cold".into(),
+        description: String::new(),
+        machine: m,
+        files: vec![
+            reclaimlab::workload::FileSpec {
+                name: "hot".into(),
+                pages: hot,
+            },
+            reclaimlab::workload::FileSpec {
+                name: "cold".into(),
+                pages: cold,
+            },
+        ],
+        procs: vec![
+            proc_(
+                "hot",
+                "/hot",
+                vec![(0, reclaimlab::machine::mm::vm::SHARED)],
+            ),
+            proc_("cold", "/cold", vec![]),
+        ],
+        threads: vec![
+            reader(
+                0,
+                0,
+                hot_via,
+                Pattern::Uniform { pages: hot },
+                8 * cold,
+                20_000,
+            ),
+            reader(1, 1, Via::Fd, Pattern::Sequential { pages: cold }, cold, 0),
+        ],
+    }
+}
+
+/// Heat-level reclaim (series-2026.md §C.1): the memcg whose reclaim yields little (`/hot`,
+/// its pages referenced again and again) turns warm and is left out of the first pass, so
+/// global reclaim scans it less than `mem_cgroup_iter` does, for the classical LRU and for
+/// MGLRU.
+#[test]
+fn heat_levels_spare_the_memcg_whose_reclaim_yields_little() {
+    let scan = |r: &RunResult, path: &str| {
+        let mc = r.memcgs.iter().find(|m| m.path == path).expect("memcg");
+        (mc.stat["pgscan"], mc.stat["pgsteal"])
+    };
+    for via in [Via::Fd, Via::Mmap] {
+        let scn = hot_cold_scenario(via);
+        for (iter, heat) in [
+            ("classic:6.12", "classic:6.12@heat"),
+            ("mglru:7.2@iter", "mglru:7.2@heat"),
+        ] {
+            let a = go(&scn, iter.parse().unwrap());
+            let b = go(&scn, heat.parse().unwrap());
+            let ((scan_a, steal_a), (scan_b, steal_b)) = (scan(&a, "/hot"), scan(&b, "/hot"));
+            let ctx = format!("{via:?} {heat} vs {iter}: /hot pgscan/pgsteal {scan_b}/{steal_b} vs {scan_a}/{steal_a}");
+            assert!(scan_b < scan_a, "{ctx}");
+            if via == Via::Fd {
+                assert!(steal_b * 2 < steal_a, "{ctx}");
+                assert!(
+                    b.misses < a.misses,
+                    "{ctx}: misses {} vs {}",
+                    b.misses,
+                    a.misses
+                );
+            }
+            assert!(scan(&b, "/cold").1 * 10 > scan(&a, "/cold").1 * 9, "{ctx}");
+        }
+    }
 }

@@ -29,6 +29,8 @@ pub struct Memcg {
     pub events: Counters,
     /// Pages charged to this memcg itself (not its children).
     pub local_pages: u64,
+    /// Heat-level reclaim state per node (empty until first used; never for the root).
+    pub heat: Vec<super::memcg_walk::HeatState>,
 }
 
 impl Memcg {
@@ -49,6 +51,7 @@ impl Memcg {
             elow: 0,
             events: Counters::default(),
             local_pages: 0,
+            heat: Vec::new(),
         }
     }
 }

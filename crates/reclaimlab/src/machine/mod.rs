@@ -13,6 +13,7 @@ pub mod fault;
 pub mod lists;
 pub mod lru_batch;
 pub mod memcg;
+pub mod memcg_walk;
 pub mod mm;
 pub mod swap;
 pub mod vmscan;
@@ -21,6 +22,7 @@ pub mod writeback;
 pub use config::*;
 pub use counters::{Counters, Vm};
 pub use lists::{Lists, Pfn, NIL};
+pub use memcg_walk::{MemcgWalk, Visit};
 
 use crate::consts::*;
 use blockdev::BlockDev;

@@ -9,7 +9,7 @@ use crate::machine::vmscan::{
     reclaim_throttle, shrink_folio_list, shrink_node_writeback_checks, ReclaimStat, ScanControl,
     DEACTIVATE_ANON, DEACTIVATE_FILE,
 };
-use crate::machine::{pg, Lists, Machine, Pfn, Vm};
+use crate::machine::{pg, Lists, Machine, MemcgWalk, Pfn, Visit, Vm};
 
 /// `enum lru_list`.
 pub const LRU_INACTIVE_ANON: usize = 0;
@@ -44,8 +44,8 @@ pub struct Classic {
     nodes: usize,
     lists: Lists,
     lruvecs: Vec<Lruvec>,
-    /// Shared memcg iterator position per (reclaim root, node) for partial walks (v6.12,
-    /// `mem_cgroup_nodeinfo(root, nid)->iter`).
+    /// How global reclaim walks memcgs (`iter` or `heat`).
+    walk: MemcgWalk,
     /// Reused buffers: isolation never allocates after warm-up.
     scratch: Vec<Pfn>,
     scratch2: Vec<Pfn>,
@@ -67,6 +67,12 @@ struct Isolated {
 }
 
 impl Classic {
+    /// The same policy with another memcg walk for global reclaim.
+    pub fn with_memcg_walk(mut self, walk: MemcgWalk) -> Self {
+        self.walk = walk;
+        self
+    }
+
     pub fn new(m: &Machine) -> Self {
         let nodes = m.nr_nodes();
         let mut c = Classic {
@@ -74,6 +80,7 @@ impl Classic {
             nodes,
             lists: Lists::new(m.folios.len(), 0),
             lruvecs: Vec::new(),
+            walk: MemcgWalk::Iter,
             scratch: Vec::with_capacity(64),
             scratch2: Vec::with_capacity(64),
         };
@@ -615,32 +622,13 @@ impl Classic {
     }
 
     /// `shrink_node_memcgs`: walk the reclaim root's subtree (partially with a shared per-node
-    /// cursor for v6.12 direct reclaim).
+    /// cursor for v6.12 direct reclaim; in heat-level passes with `@heat`).
     fn shrink_node_memcgs(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
-        let root = sc.root();
-        let partial = self.kernel.partial_memcg_walk() && !sc.is_kswapd && !sc.memcg_full_walk;
-        let (order, start) = m.reclaim_iter_begin(root, node, partial);
-        for (i, &memcg) in order.iter().enumerate().skip(start) {
-            m.calculate_protection(root, memcg);
-            if m.below_min(root, memcg) {
-                continue;
-            }
-            if m.below_low(root, memcg) {
-                if !sc.memcg_low_reclaim {
-                    sc.memcg_low_skipped = true;
-                    continue;
-                }
-                m.count_memcg(memcg, Vm::MemcgLow, 1);
-            }
+        let walk = self.walk;
+        m.walk_memcgs(node, sc, walk, |m, sc, memcg| {
             self.shrink_lruvec(m, memcg, node, sc);
-            if partial && sc.nr_reclaimed >= sc.nr_to_reclaim {
-                m.reclaim_iter_end(root, node, i + 1);
-                return;
-            }
-        }
-        if partial {
-            m.reclaim_iter_end(root, node, 0);
-        }
+            Visit::Reclaimed { abort: false }
+        });
     }
 }
 

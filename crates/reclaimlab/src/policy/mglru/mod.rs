@@ -18,7 +18,7 @@ use super::{FolioRef, Policy};
 use crate::consts::*;
 use crate::machine::mm::vm;
 use crate::machine::vmscan::{reclaim_throttle, shrink_folio_list, ReclaimStat, ScanControl};
-use crate::machine::{pg, Lists, Machine, Pfn, Vm};
+use crate::machine::{pg, Lists, Machine, MemcgWalk, Pfn, Visit, Vm};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -34,6 +34,9 @@ pub struct MglruConfig {
     pub enabled: u32,
     /// /sys/kernel/mm/lru_gen/min_ttl_ms.
     pub min_ttl_ms: u64,
+    /// How global reclaim walks memcgs: the memcg LRU (default from 6.12), `mem_cgroup_iter`
+    /// (6.1's only way) or heat levels.
+    pub memcg_walk: MemcgWalk,
 }
 
 impl MglruConfig {
@@ -48,6 +51,16 @@ impl MglruConfig {
             },
             enabled: LRU_GEN_CORE | LRU_GEN_MM_WALK | LRU_GEN_NONLEAF_YOUNG,
             min_ttl_ms: 0,
+            memcg_walk: Self::default_memcg_walk(kernel),
+        }
+    }
+
+    /// The memcg walk a kernel has: 6.1 has no memcg LRU.
+    pub fn default_memcg_walk(kernel: Kernel) -> MemcgWalk {
+        if kernel.mglru_era() == MglruEra::A {
+            MemcgWalk::Iter
+        } else {
+            MemcgWalk::MemcgLru
         }
     }
 }
@@ -1484,7 +1497,11 @@ impl Mglru {
             sc.nr_reclaimed = 0;
         }
         let before = sc.nr_reclaimed;
-        self.shrink_many(m, node, sc);
+        if self.cfg.memcg_walk == MemcgWalk::MemcgLru {
+            self.shrink_many(m, node, sc);
+        } else {
+            self.shrink_node_memcgs_root(m, node, sc);
+        }
         let reclaimed = sc.nr_reclaimed - before;
         if sc.is_kswapd {
             sc.nr_reclaimed += saved;
@@ -1494,38 +1511,37 @@ impl Mglru {
         }
     }
 
+    /// Root reclaim without the memcg LRU (the heat-level RFC's patches 4, 5 and 7):
+    /// `shrink_node_memcgs`, skipping memcgs too small for the priority, `try_to_shrink_lruvec`
+    /// per memcg (no rotation), stopping on `should_abort_scan`.
+    fn shrink_node_memcgs_root(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
+        let walk = self.cfg.memcg_walk;
+        m.walk_memcgs(node, sc, walk, |m, sc, memcg| {
+            let lv = self.lv(memcg, node);
+            let swappiness = self.get_swappiness(m, sc);
+            if !self.lruvec_is_sizable(m, memcg, lv, sc, swappiness) {
+                return Visit::Skipped;
+            }
+            self.try_to_shrink_lruvec(m, memcg, node, sc);
+            Visit::Reclaimed {
+                abort: self.should_abort_scan(m, node, sc),
+            }
+        });
+    }
+
     /// Cgroup reclaim: `shrink_node_memcgs` → `lru_gen_shrink_lruvec` per memcg, partially
     /// with the shared reclaim cookie (stopping at the goal) as in the classical LRU.
     fn shrink_node_memcgs(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
         let root = sc.root();
         let before = sc.nr_reclaimed;
-        let partial = m.kernel.partial_memcg_walk() && !sc.is_kswapd && !sc.memcg_full_walk;
-        let (order, start) = m.reclaim_iter_begin(root, node, partial);
-        let mut next = 0;
-        for (i, &memcg) in order.iter().enumerate().skip(start) {
-            m.calculate_protection(root, memcg);
-            if m.below_min(root, memcg) {
-                continue;
-            }
-            if m.below_low(root, memcg) {
-                if !sc.memcg_low_reclaim {
-                    sc.memcg_low_skipped = true;
-                    continue;
-                }
-                m.count_memcg(memcg, Vm::MemcgLow, 1);
-            }
+        let walk = self.cfg.memcg_walk;
+        m.walk_memcgs(node, sc, walk, |m, sc, memcg| {
             m.lru_add_drain(self);
-            if self.try_to_shrink_lruvec(m, memcg, node, sc) {
+            if self.try_to_shrink_lruvec(m, memcg, node, sc) && walk == MemcgWalk::MemcgLru {
                 self.rotate_memcg(memcg, node, MemcgLruOp::Young);
             }
-            if partial && sc.nr_reclaimed >= sc.nr_to_reclaim {
-                next = i + 1;
-                break;
-            }
-        }
-        if partial {
-            m.reclaim_iter_end(root, node, next);
-        }
+            Visit::Reclaimed { abort: false }
+        });
         // Patch 15: the classical congestion post-processing now applies to MGLRU.
         if self.on(Switch::UnifyWritebackThrottling) {
             if sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {

@@ -7,7 +7,7 @@
 use super::{Mglru, ANON};
 use crate::consts::*;
 use crate::machine::vmscan::{shrink_node_writeback_checks, ScanControl};
-use crate::machine::{Machine, Vm};
+use crate::machine::{Machine, Visit};
 
 impl Mglru {
     /// `get_swappiness` (6.1): the memcg's swappiness, 0 with fewer than MIN_LRU_BATCH free
@@ -157,25 +157,16 @@ impl Mglru {
     }
 
     /// `shrink_node` (6.1 with MGLRU): `shrink_node_memcgs` over the reclaim root's whole
-    /// subtree (protection as in the classical LRU), then the classical end of `shrink_node`.
+    /// subtree (protection as in the classical LRU; heat levels with `@heat`), then the
+    /// classical end of `shrink_node`.
     /// MGLRU leaves `sc.nr` empty in 6.1, so kswapd always flags PGDAT_DIRTY.
     pub(super) fn shrink_node_6_1(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
-        let root = sc.root();
         let before = sc.nr_reclaimed;
-        for memcg in m.memcg_subtree(root) {
-            m.calculate_protection(root, memcg);
-            if m.below_min(root, memcg) {
-                continue;
-            }
-            if m.below_low(root, memcg) {
-                if !sc.memcg_low_reclaim {
-                    sc.memcg_low_skipped = true;
-                    continue;
-                }
-                m.count_memcg(memcg, Vm::MemcgLow, 1);
-            }
+        let walk = self.cfg.memcg_walk;
+        m.walk_memcgs(node, sc, walk, |m, sc, memcg| {
             self.lru_gen_shrink_lruvec_6_1(m, memcg, node, sc);
-        }
+            Visit::Reclaimed { abort: false }
+        });
         shrink_node_writeback_checks(m, self, node, sc);
         if sc.nr_reclaimed > before {
             m.nodes[node as usize].kswapd_failures = 0;
