@@ -265,9 +265,17 @@ pub fn model_bytes(scn: &Scenario, spec: PolicySpec) -> Result<u64, String> {
     let frames = m.folios.len() as u64;
     let folio = std::mem::size_of::<crate::machine::Folio>() as u64 * frames;
     let free = 4 * frames;
+    let lruvecs = (m.memcgs.len() * m.nr_nodes()) as u64;
     let policy = match spec {
         // prev, next and owner words per frame (machine::Lists).
-        PolicySpec::Classic(..) | PolicySpec::Mglru(_) => 12 * frames,
+        PolicySpec::Classic(..) => 12 * frames,
+        // Plus per lruvec: the generation state and its two Bloom filters (2^15 bits each).
+        PolicySpec::Mglru(_) => {
+            12 * frames
+                + lruvecs
+                    * (std::mem::size_of::<crate::policy::mglru::GenLruvec>() as u64
+                        + 2 * (1 << 15) / 8)
+        }
         PolicySpec::Textbook(_) => 0,
     };
     let ptes: u64 = m
