@@ -85,6 +85,7 @@ impl LatencyHist {
             mean_ns: self.mean_ns(),
             p50_ns: self.quantile(0.50),
             p90_ns: self.quantile(0.90),
+            p95_ns: self.quantile(0.95),
             p99_ns: self.quantile(0.99),
             p999_ns: self.quantile(0.999),
             max_ns: self.max_ns,
@@ -97,6 +98,7 @@ pub struct LatencySummary {
     pub mean_ns: f64,
     pub p50_ns: u64,
     pub p90_ns: u64,
+    pub p95_ns: u64,
     pub p99_ns: u64,
     pub p999_ns: u64,
     pub max_ns: u64,
@@ -115,6 +117,37 @@ pub struct ThreadResult {
     pub write_errors: u64,
     pub finish_ns: u64,
     pub mean_latency_ns: f64,
+    /// Operations the thread completed (`OpEnd`; e.g. an app's launch, a client's requests),
+    /// and their mean and longest duration.
+    pub requests: u64,
+    pub request_mean_ns: f64,
+    pub request_max_ns: u64,
+}
+
+/// The scenario's timed operations ("requests": a YCSB op, a sysbench transaction, a
+/// Chrome client iteration, an app launch), each from an `OpBegin` to its `OpEnd`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RequestStats {
+    /// Operations completed.
+    pub total: u64,
+    /// From the first OpBegin to the last OpEnd of the run (warm-up before excluded).
+    pub window_ns: u64,
+    /// `total` per second of the window.
+    pub per_sec: f64,
+    /// Durations of the operations.
+    pub latency: LatencySummary,
+    /// Power-of-two buckets of the durations in seconds, as in seed 000's Chrome/Node report:
+    /// [0,1), [1,2), [2,4), [4,8), ... s. A request does `scale` times the seed's work, so
+    /// at small scales most land in [0,1): see `buckets_us`.
+    pub buckets_s: Vec<u64>,
+    /// The same in microseconds: [0,1), [1,2), [2,4), ... us.
+    pub buckets_us: Vec<u64>,
+    /// Jain's index (CoV, min/max, P10-P90) over the request rates of the threads that
+    /// completed any (requests over the thread's own first-OpBegin-to-last-OpEnd window), and
+    /// over those rates summed per memcg (the seed's fairness report, which uses totals over
+    /// a common duration).
+    pub fairness_workers: Option<crate::stats::Fairness>,
+    pub fairness_memcgs: Option<crate::stats::Fairness>,
 }
 
 /// memory.current, memory.stat and memory.events of one memcg (hierarchical, kernel names).
@@ -163,6 +196,8 @@ pub struct RunResult {
     /// summed per memcg.
     pub fairness_workers: Option<crate::stats::Fairness>,
     pub fairness_memcgs: Option<crate::stats::Fairness>,
+    /// Timed operations, when the scenario marks any (`Action::OpBegin`/`OpEnd`).
+    pub requests: Option<RequestStats>,
 }
 
 /// One scheduled write to the lru_gen debugfs file and its outcome.
@@ -178,6 +213,17 @@ pub struct LruGenCommandResult {
 }
 
 impl RunResult {
+    /// Pages reclaimed by tasks themselves, global and memcg reclaim alike: the root memcg's
+    /// hierarchical `pgsteal_direct` (/proc/vmstat's counts only global reclaim, as the
+    /// kernel's do).
+    pub fn direct_reclaim_pages(&self) -> u64 {
+        self.memcgs
+            .iter()
+            .find(|m| m.path == "/")
+            .and_then(|m| m.stat.get("pgsteal_direct").copied())
+            .unwrap_or_else(|| self.vmstat.get("pgsteal_direct").copied().unwrap_or(0))
+    }
+
     /// The main figures as (name, value) rows for tables.
     pub fn headline(&self) -> Vec<(&'static str, f64)> {
         vec![
@@ -191,17 +237,49 @@ impl RunResult {
             ("sim_time_s", self.sim_time_ns as f64 / 1e9),
             ("oom_kills", self.oom_kills as f64),
             ("marks", self.marks as f64),
+            (
+                "requests",
+                self.requests.as_ref().map_or(0.0, |r| r.total as f64),
+            ),
+            (
+                "requests_per_sec",
+                self.requests.as_ref().map_or(0.0, |r| r.per_sec),
+            ),
+            (
+                "req_lat_mean_us",
+                self.requests
+                    .as_ref()
+                    .map_or(0.0, |r| r.latency.mean_ns / 1e3),
+            ),
+            (
+                "req_lat_p95_us",
+                self.requests
+                    .as_ref()
+                    .map_or(0.0, |r| r.latency.p95_ns as f64 / 1e3),
+            ),
+            (
+                "direct_reclaim_ms",
+                self.vmstat.get("direct_reclaim_ns").copied().unwrap_or(0) as f64 / 1e6,
+            ),
+            ("direct_reclaim_pages", self.direct_reclaim_pages() as f64),
         ]
     }
 }
 
 /// The power-of-two microsecond bucket of a latency: [0,1) us is 0, [1,2) is 1, [2,4) is 2...
 pub fn pow2_us_index(ns: u64) -> usize {
-    let us = ns / 1000;
-    if us == 0 {
+    pow2_index(ns, 1000)
+}
+
+/// The power-of-two bucket of `ns` in units of `unit_ns`: [0,1) is 0, [1,2) is 1, [2,4) is
+/// 2, [4,8) is 3... (seed 000's Chrome/Node histogram with `unit_ns` = 1 s). A zero unit
+/// counts as 1 ns.
+pub fn pow2_index(ns: u64, unit_ns: u64) -> usize {
+    let u = ns / unit_ns.max(1);
+    if u == 0 {
         0
     } else {
-        64 - us.leading_zeros() as usize
+        64 - u.leading_zeros() as usize
     }
 }
 
@@ -239,5 +317,39 @@ mod tests {
             .map(|&n| pow2_us_index(n))
             .collect();
         assert_eq!(idx, vec![0, 0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn pow2_second_buckets_match_the_seed_report() {
+        let s = 1_000_000_000u64;
+        // [0,1) [1,2) [2,4) [4,8) [8,16) ... seconds.
+        let idx: Vec<usize> = [
+            0,
+            s - 1,
+            s,
+            2 * s - 1,
+            2 * s,
+            3 * s,
+            4 * s,
+            7 * s,
+            8 * s,
+            200 * s,
+        ]
+        .iter()
+        .map(|&n| pow2_index(n, s))
+        .collect();
+        assert_eq!(idx, vec![0, 0, 1, 1, 2, 2, 3, 3, 4, 8]);
+        assert_eq!(pow2_index(5, 0), 3);
+    }
+
+    #[test]
+    fn p95_lies_between_p90_and_p99() {
+        let mut h = LatencyHist::default();
+        for v in 1..=1000u64 {
+            h.record(v * 1000);
+        }
+        let s = h.summary();
+        assert!(s.p90_ns <= s.p95_ns && s.p95_ns <= s.p99_ns, "{s:?}");
+        assert!((s.p95_ns as f64 - 950_000.0).abs() / 950_000.0 < 0.125);
     }
 }

@@ -223,6 +223,15 @@ struct Thread {
     daemon: bool,
     /// Barrier groups this thread takes part in.
     barrier_groups: Vec<u16>,
+    /// The thread stops at this simulated time (`Stream::Until`).
+    deadline: Option<u64>,
+    /// Start of the operation in progress (`Action::OpBegin`).
+    op_start: Option<u64>,
+    /// Completed operations (`Action::OpEnd`) and their durations.
+    ops: u64,
+    op_hist: LatencyHist,
+    /// First OpBegin and last OpEnd of this thread.
+    op_window: Option<(u64, u64)>,
 }
 
 /// The model a run executes on.
@@ -382,6 +391,12 @@ struct Engine {
     schedule: Vec<(u64, String)>,
     sample_every: Option<u64>,
     barriers: BTreeMap<u16, BarrierState>,
+    /// Durations of every completed operation, their power-of-two buckets in seconds and in
+    /// microseconds, and the window from the first OpBegin to the last OpEnd.
+    op_hist: LatencyHist,
+    op_pow2_s: Vec<u64>,
+    op_pow2_us: Vec<u64>,
+    op_window: Option<(u64, u64)>,
 }
 
 /// Threads waiting at a barrier.
@@ -403,7 +418,22 @@ fn expected_accesses(s: &Stream) -> u64 {
             .iter()
             .filter(|a| matches!(a, Action::Access { .. }))
             .count() as u64,
-        Stream::Background { .. } | Stream::Delayed { .. } | Stream::Synced { .. } => 0,
+        Stream::Script(sc) => {
+            let ops = |steps: &[crate::workload::Step]| -> u64 {
+                steps
+                    .iter()
+                    .map(|st| match st {
+                        crate::workload::Step::Phase(p) => p.ops,
+                        _ => 0,
+                    })
+                    .sum()
+            };
+            ops(&sc.setup).saturating_add(ops(&sc.steps).saturating_mul(sc.rounds))
+        }
+        Stream::Background { .. }
+        | Stream::Delayed { .. }
+        | Stream::Synced { .. }
+        | Stream::Until { .. } => 0,
     }
 }
 
@@ -430,7 +460,12 @@ impl Engine {
                 finish: 0,
                 hist: LatencyHist::default(),
                 daemon: t.stream.is_background(),
-                barrier_groups: t.stream.unwrapped().2.map(|(g, _)| g).into_iter().collect(),
+                barrier_groups: t.stream.barrier_groups(),
+                deadline: t.stream.deadline(),
+                op_start: None,
+                ops: 0,
+                op_hist: LatencyHist::default(),
+                op_window: None,
             })
             .collect();
         let nodes = scn.machine.node_pages.len();
@@ -455,6 +490,10 @@ impl Engine {
             schedule: Vec::new(),
             sample_every: None,
             barriers: BTreeMap::new(),
+            op_hist: LatencyHist::default(),
+            op_pow2_s: vec![0; 1],
+            op_pow2_us: vec![0; 1],
+            op_window: None,
         };
         for i in 0..e.threads.len() {
             e.push(0, Ev::Thread(i as u32));
@@ -553,6 +592,12 @@ impl Engine {
     fn step_thread(&mut self, i: usize, t: u64) -> bool {
         loop {
             let pid = self.threads[i].pid;
+            if self.threads[i].deadline.is_some_and(|d| t >= d) {
+                let th = &mut self.threads[i];
+                th.done = true;
+                th.finish = t;
+                return true;
+            }
             if self.thread_process_dead(pid) {
                 let th = &mut self.threads[i];
                 th.killed = true;
@@ -573,6 +618,25 @@ impl Engine {
                 }
                 Action::Barrier { group, parties } => {
                     self.arrive_at_barrier(i, t, group, parties);
+                }
+                Action::OpBegin => {
+                    self.threads[i].op_start = Some(t);
+                    let w = self.op_window.get_or_insert((t, t));
+                    w.0 = w.0.min(t);
+                    continue;
+                }
+                Action::OpEnd => {
+                    if let Some(start) = self.threads[i].op_start.take() {
+                        self.record_op(i, start, t);
+                    }
+                    continue;
+                }
+                Action::Exit => {
+                    self.exit_process(i, t);
+                    let th = &mut self.threads[i];
+                    th.done = true;
+                    th.finish = t;
+                    return true;
                 }
                 Action::MemcgWrite { memcg, file, value } => {
                     let elapsed = self.memcg_write(i, t, memcg, file, value);
@@ -668,6 +732,80 @@ impl Engine {
             Backend::Kernel { m, .. } => !m.procs[pid as usize].alive,
             Backend::Textbook { .. } => false,
         }
+    }
+
+    /// One completed operation of thread `i`, begun at `start`, ended at `t`.
+    fn record_op(&mut self, i: usize, start: u64, t: u64) {
+        let d = t.saturating_sub(start);
+        let th = &mut self.threads[i];
+        th.ops += 1;
+        th.op_hist.record(d);
+        let tw = th.op_window.get_or_insert((start, t));
+        tw.1 = tw.1.max(t);
+        self.op_hist.record(d);
+        for (v, unit) in [
+            (&mut self.op_pow2_s, 1_000_000_000),
+            (&mut self.op_pow2_us, 1_000),
+        ] {
+            let b = pow2_index(d, unit);
+            if v.len() <= b {
+                v.resize(b + 1, 0);
+            }
+            v[b] += 1;
+        }
+        let w = self.op_window.get_or_insert((start, t));
+        w.1 = w.1.max(t);
+    }
+
+    /// `do_exit` of the thread's process: its mappings go (exit_mmap).
+    fn exit_process(&mut self, i: usize, t: u64) {
+        let ctx = self.ctx_for(i, t);
+        if let Backend::Kernel { m, pol } = &mut self.backend {
+            if m.procs[ctx.pid as usize].alive {
+                m.ctx = ctx;
+                m.exit_mmap(pol.as_mut(), ctx.pid);
+            }
+        }
+    }
+
+    /// Requests (operations between OpBegin and OpEnd) of the run, if there were any.
+    fn requests(&self, scn: &Scenario) -> Option<RequestStats> {
+        let total: u64 = self.threads.iter().map(|t| t.ops).sum();
+        let (first, last) = self.op_window?;
+        let window_ns = last.saturating_sub(first);
+        let timed: Vec<&Thread> = self.threads.iter().filter(|t| t.ops > 0).collect();
+        // A thread's request rate over its own window (first OpBegin to last OpEnd); for a
+        // time-based run, where every window is the run, this orders threads as their totals.
+        let rate = |t: &Thread| match t.op_window {
+            Some((a, b)) if b > a => t.ops as f64 * 1e9 / (b - a) as f64,
+            _ => 0.0,
+        };
+        let per_worker: Vec<f64> = timed.iter().map(|t| rate(t)).collect();
+        let mut per_memcg: BTreeMap<&str, f64> = BTreeMap::new();
+        for t in &timed {
+            *per_memcg
+                .entry(scn.procs[t.pid as usize].memcg.as_str())
+                .or_default() += rate(t);
+        }
+        let per_memcg: Vec<f64> = per_memcg.into_values().collect();
+        Some(RequestStats {
+            total,
+            window_ns,
+            per_sec: if window_ns == 0 {
+                0.0
+            } else {
+                total as f64 * 1e9 / window_ns as f64
+            },
+            latency: self.op_hist.summary(),
+            buckets_s: self.op_pow2_s.clone(),
+            buckets_us: self.op_pow2_us.clone(),
+            fairness_workers: (per_worker.len() > 1)
+                .then(|| crate::stats::jain(&per_worker))
+                .flatten(),
+            fairness_memcgs: (per_memcg.len() > 1)
+                .then(|| crate::stats::jain(&per_memcg))
+                .flatten(),
+        })
     }
 
     fn record_access(&mut self, i: usize, hit: bool, major: bool, elapsed: u64) {
@@ -910,6 +1048,9 @@ impl Engine {
                 write_errors: t.write_errors,
                 finish_ns: t.finish,
                 mean_latency_ns: t.hist.mean_ns(),
+                requests: t.ops,
+                request_mean_ns: t.op_hist.mean_ns(),
+                request_max_ns: t.op_hist.max_ns,
             })
             .collect();
         let (vmstat, meminfo, memcgs, oom_kills, lru_gen) = match &self.backend {
@@ -959,6 +1100,7 @@ impl Engine {
             lru_gen_commands: self.lru_gen_results.clone(),
             fairness_workers: self.fairness_workers(),
             fairness_memcgs: self.fairness_memcgs(scn),
+            requests: self.requests(scn),
         }
     }
 }

@@ -10,23 +10,41 @@ pub struct Builtin {
     pub name: &'static str,
     pub description: &'static str,
     pub build: fn(f64) -> Scenario,
+    /// The scale used when none is given: 1 for the micro-scenarios; for the seed scenarios
+    /// (scale 1 = the seed's size) the largest that runs one policy and seed in seconds.
+    pub default_scale: f64,
 }
 
-/// Every built-in scenario.
+/// Every built-in scenario: the micro-scenarios, then the seed scenarios (workload/seeds.rs).
 pub fn builtins() -> Vec<Builtin> {
+    let mut v = micro_builtins();
+    v.extend(super::seeds::builtins());
+    v
+}
+
+/// The scale a built-in scenario runs at when none is given.
+pub fn default_scale(name: &str) -> Option<f64> {
+    builtins()
+        .into_iter()
+        .find(|b| b.name == name)
+        .map(|b| b.default_scale)
+}
+
+/// The micro-scenarios.
+fn micro_builtins() -> Vec<Builtin> {
     vec![
-        Builtin { name: "seq-scan", description: "one thread reads a file twice the size of memory sequentially, twice (read())", build: seq_scan },
-        Builtin { name: "uniform", description: "uniform random read() over a file twice the size of memory", build: uniform },
-        Builtin { name: "zipf", description: "Zipf(0.99) random read() over a file four times the size of memory", build: zipf },
-        Builtin { name: "loop", description: "read() loop over a file 1/8 larger than memory: LRU's worst case", build: loop_ },
-        Builtin { name: "hot-scan", description: "a hot set of 40% of memory read uniformly, interrupted by one-off scans twice the size of memory", build: hot_scan },
-        Builtin { name: "anon-only", description: "anonymous Zipf(0.9) loads and stores over 1.5x memory, zram swap", build: anon_only },
-        Builtin { name: "file-only", description: "read() and write() (20%) Zipf(0.9) over a file twice the size of memory", build: file_only },
-        Builtin { name: "mixed-rw", description: "an anon Zipf writer (60% of memory) beside a file reader/writer (2x memory), zram swap", build: mixed_rw },
-        Builtin { name: "mmap-zipf", description: "Zipf(0.99) loads through a shared file mapping twice the size of memory", build: mmap_zipf },
-        Builtin { name: "swap-storm", description: "four threads touch anonymous memory uniformly over 1.5x memory, zram swap", build: swap_storm },
-                Builtin { name: "memcg-limit", description: "Zipf(0.9) read() in a memcg limited to half of memory, beside an unlimited anon user", build: memcg_limit },
-        Builtin { name: "file-anon-mix-mini", description: "the 2026 series' file+anon OOM reproducer in miniature: 4 mmap readers of a hot file, rounds of anon writes over the memcg limit, no swap", build: file_anon_mix_mini },
+        Builtin { name: "seq-scan", description: "one thread reads a file twice the size of memory sequentially, twice (read())", build: seq_scan, default_scale: 1.0 },
+        Builtin { name: "uniform", description: "uniform random read() over a file twice the size of memory", build: uniform, default_scale: 1.0 },
+        Builtin { name: "zipf", description: "Zipf(0.99) random read() over a file four times the size of memory", build: zipf, default_scale: 1.0 },
+        Builtin { name: "loop", description: "read() loop over a file 1/8 larger than memory: LRU's worst case", build: loop_, default_scale: 1.0 },
+        Builtin { name: "hot-scan", description: "a hot set of 40% of memory read uniformly, interrupted by one-off scans twice the size of memory", build: hot_scan, default_scale: 1.0 },
+        Builtin { name: "anon-only", description: "anonymous Zipf(0.9) loads and stores over 1.5x memory, zram swap", build: anon_only, default_scale: 1.0 },
+        Builtin { name: "file-only", description: "read() and write() (20%) Zipf(0.9) over a file twice the size of memory", build: file_only, default_scale: 1.0 },
+        Builtin { name: "mixed-rw", description: "an anon Zipf writer (60% of memory) beside a file reader/writer (2x memory), zram swap", build: mixed_rw, default_scale: 1.0 },
+        Builtin { name: "mmap-zipf", description: "Zipf(0.99) loads through a shared file mapping twice the size of memory", build: mmap_zipf, default_scale: 1.0 },
+        Builtin { name: "swap-storm", description: "four threads touch anonymous memory uniformly over 1.5x memory, zram swap", build: swap_storm, default_scale: 1.0 },
+                Builtin { name: "memcg-limit", description: "Zipf(0.9) read() in a memcg limited to half of memory, beside an unlimited anon user", build: memcg_limit, default_scale: 1.0 },
+        Builtin { name: "file-anon-mix-mini", description: "the 2026 series' file+anon OOM reproducer in miniature: 4 mmap readers of a hot file, rounds of anon writes over the memcg limit, no swap", build: file_anon_mix_mini, default_scale: 1.0 },
     ]
 }
 
@@ -364,12 +382,40 @@ fn memcg_limit(scale: f64) -> Scenario {
 /// (the seed joins them), then each unmaps its slice. 32 rounds instead of 128.
 fn file_anon_mix_mini(scale: f64) -> Scenario {
     let limit = mem(scale);
-    let file_pages = limit / 2;
+    let mut s = file_anon_mix_build(FileAnonMix {
+        limit,
+        node_pages: vec![limit * 2],
+        cpus: 4,
+        rounds: 32,
+        warmup_ns: 2_000_000_000,
+    });
+    s.name = "file-anon-mix-mini".into();
+    s.description = "file+anon mix OOM reproducer, miniature".into();
+    s
+}
+
+/// The parameters of the file+anon mix reproducer (spec series-2026.md E2): the memcg limit,
+/// the machine's nodes, one reader process and one anon writer thread per CPU, the rounds and
+/// the readers' head start. The file is half the limit, the anon region 7/8 of it.
+pub(crate) struct FileAnonMix {
+    pub limit: u64,
+    pub node_pages: Vec<u64>,
+    pub cpus: u32,
+    pub rounds: u64,
+    pub warmup_ns: u64,
+}
+
+/// Builds the file+anon mix reproducer (shared by `file-anon-mix-mini` and `file-anon-mix`).
+/// Process 0 is the anon writer (one thread per CPU, threads 0..cpus), processes 1..=cpus the
+/// readers (threads cpus..2*cpus).
+pub(crate) fn file_anon_mix_build(p: FileAnonMix) -> Scenario {
+    let limit = p.limit;
+    let file_pages = (limit / 2).max(1);
     let anon = limit * 7 / 8;
-    let cpus = 4u32;
-    let slice = anon / cpus as u64;
-    let mut mc = machine(scale);
-    mc.node_pages = vec![limit * 2];
+    let cpus = p.cpus.max(1);
+    let slice = (anon / cpus as u64).max(1);
+    let mut mc = MachineConfig::simple(limit);
+    mc.node_pages = p.node_pages;
     mc.cpus = cpus;
     mc.memcgs = vec![MemcgConfig::new("/mix").with_max(limit)];
     // The seed suggests a ramdisk- or pmem-backed ext4 so that reads are fast.
@@ -384,7 +430,7 @@ fn file_anon_mix_mini(scale: f64) -> Scenario {
             proc: 0,
             cpu: c,
             stream: Stream::Delayed {
-                delay_ns: 2_000_000_000,
+                delay_ns: p.warmup_ns,
                 stream: Box::new(Stream::Synced {
                     group: 0,
                     parties: cpus as u16,
@@ -393,7 +439,7 @@ fn file_anon_mix_mini(scale: f64) -> Scenario {
                             offset: c as u64 * slice,
                             ..phase(Pattern::Sequential { pages }, Target::Anon, 100, pages)
                         }],
-                        rounds: 32,
+                        rounds: p.rounds,
                         unmap: Some((c as u64 * slice, slice)),
                         sleep_ns: 1_000_000_000,
                     }),

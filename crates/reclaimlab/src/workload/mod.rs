@@ -3,6 +3,7 @@
 
 pub mod micro;
 pub mod pattern;
+pub mod seeds;
 
 use crate::access::{Op, PageRef, TraceRecord, Via};
 use crate::machine::mm::vm;
@@ -33,6 +34,14 @@ pub enum Action {
     },
     /// Wait until `parties` threads of barrier `group` have arrived (pthread_join-like).
     Barrier { group: u16, parties: u16 },
+    /// A timed operation (a request, a transaction, an app launch) starts now.
+    OpBegin,
+    /// The operation started by the last `OpBegin` is complete: it counts as one request and
+    /// its duration goes into the run's request latencies (`RunResult::requests`).
+    OpEnd,
+    /// The thread's process exits (`exit_mmap`: every page it maps is unmapped and its
+    /// private memory freed); the thread ends.
+    Exit,
 }
 
 /// A memcg control file that a workload can write (cgroup v2 semantics).
@@ -109,6 +118,51 @@ pub enum Stream {
         parties: u16,
         stream: Box<Stream>,
     },
+    /// A script of steps: `setup` once, then `steps` repeated `rounds` times with a Mark after
+    /// each round. Added for the seed scenarios (workload/seeds.rs): requests timed with
+    /// `OpBegin`/`OpEnd`, barriers inside a round (client/server hand-offs), process exit.
+    Script(Script),
+    /// Another stream that stops at the absolute simulated time `end_ns` (a time-based run,
+    /// as fio `--time_based` or a benchmark's fixed duration): the thread ends at the first
+    /// action boundary at or after `end_ns`.
+    Until {
+        end_ns: u64,
+        stream: Box<Stream>,
+    },
+}
+
+/// See [`Stream::Script`].
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Script {
+    pub setup: Vec<Step>,
+    pub steps: Vec<Step>,
+    pub rounds: u64,
+}
+
+/// One step of a [`Script`].
+///
+/// A `Phase` step's pattern iterator is created once (per thread and step) and continues
+/// across rounds: a Sequential phase of `ops < pages` resumes where the previous round
+/// stopped, a `Blocks` phase of `block_pages` ops draws a new block each round. Phase steps
+/// with the same pattern, target and offset share one iterator (one stream of keys, e.g. a
+/// GET step and a SET step of a key-value client walking the keys in order).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Phase(Phase),
+    /// Spend CPU time or sleep.
+    Think(u64),
+    Barrier {
+        group: u16,
+        parties: u16,
+    },
+    MunmapAnon {
+        start: u64,
+        len: u64,
+    },
+    OpBegin,
+    OpEnd,
+    /// The process exits; the script ends.
+    Exit,
 }
 
 impl Stream {
@@ -116,11 +170,38 @@ impl Stream {
     pub fn is_background(&self) -> bool {
         match self {
             Stream::Background { .. } => true,
-            Stream::Delayed { stream, .. } | Stream::Synced { stream, .. } => {
-                stream.is_background()
-            }
+            Stream::Delayed { stream, .. }
+            | Stream::Synced { stream, .. }
+            | Stream::Until { stream, .. } => stream.is_background(),
             _ => false,
         }
+    }
+
+    /// The earliest `Until` end time among the wrappers, if any.
+    pub fn deadline(&self) -> Option<u64> {
+        match self {
+            Stream::Until { end_ns, stream } => {
+                Some(stream.deadline().map_or(*end_ns, |d| d.min(*end_ns)))
+            }
+            Stream::Delayed { stream, .. } | Stream::Synced { stream, .. } => stream.deadline(),
+            _ => None,
+        }
+    }
+
+    /// Every barrier group the thread may wait at (a `Synced` wrapper's, a script's).
+    pub fn barrier_groups(&self) -> Vec<u16> {
+        let (inner, _, sync) = self.unwrapped();
+        let mut g: Vec<u16> = sync.map(|(g, _)| g).into_iter().collect();
+        if let Stream::Script(sc) = inner {
+            for st in sc.setup.iter().chain(&sc.steps) {
+                if let Step::Barrier { group, .. } = st {
+                    g.push(*group);
+                }
+            }
+        }
+        g.sort_unstable();
+        g.dedup();
+        g
     }
 
     /// The stream without its start delay, and the delay.
@@ -144,6 +225,7 @@ impl Stream {
                 let (s, d, _) = stream.unwrapped();
                 (s, d, Some((*group, *parties)))
             }
+            Stream::Until { stream, .. } => stream.unwrapped(),
             s => (s, 0, None),
         }
     }
@@ -212,11 +294,32 @@ impl Scenario {
                     t.cpu, self.machine.cpus
                 ));
             }
+            let script_phases: Vec<Phase>;
             let phases: &[Phase] = match t.stream.undelayed().0 {
                 Stream::Phases(p)
                 | Stream::Rounds { phases: p, .. }
                 | Stream::Background { phases: p, .. } => p,
-                Stream::Actions(_) | Stream::Delayed { .. } | Stream::Synced { .. } => &[],
+                Stream::Script(sc) => {
+                    for st in sc.setup.iter().chain(&sc.steps) {
+                        if let Step::Barrier { parties: 0, .. } = st {
+                            return Err(format!("thread {i}: a barrier needs parties > 0"));
+                        }
+                    }
+                    script_phases = sc
+                        .setup
+                        .iter()
+                        .chain(&sc.steps)
+                        .filter_map(|st| match st {
+                            Step::Phase(p) => Some(p.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    &script_phases
+                }
+                Stream::Actions(_)
+                | Stream::Delayed { .. }
+                | Stream::Synced { .. }
+                | Stream::Until { .. } => &[],
             };
             for ph in phases {
                 ph.pattern.validate()?;
@@ -418,6 +521,150 @@ pub struct StreamIter {
     marks: bool,
     /// The round barrier (group, parties), if the threads of a round wait for each other.
     barrier: Option<(u16, u16)>,
+    /// A script stream's state.
+    script: Option<ScriptIter>,
+}
+
+/// One access of a phase: the page `idx` (before the phase's offset), read or write.
+fn phase_access(ph: &Phase, idx: u64, rng: &mut ChaCha8Rng) -> Action {
+    let idx = idx + ph.offset;
+    let op = if ph.write_pct > 0 && rng.random_range(0..100) < ph.write_pct {
+        Op::Write
+    } else {
+        Op::Read
+    };
+    let (page, via) = match ph.target {
+        Target::Anon => (PageRef::Anon { page: idx }, Via::Mmap),
+        Target::File { file, via } => (
+            PageRef::File {
+                file: file as u32,
+                page: idx,
+            },
+            via,
+        ),
+    };
+    Action::Access { page, op, via }
+}
+
+/// The state of a [`Script`] stream.
+struct ScriptIter {
+    script: Script,
+    /// In the setup steps (true) or the repeated steps.
+    in_setup: bool,
+    round: u64,
+    pos: usize,
+    done_in_step: u64,
+    /// One pattern iterator per step (setup steps first), created on first use.
+    iters: Vec<Option<PatternIter>>,
+    /// The step whose iterator a step uses (the first with the same pattern and target).
+    share: Vec<usize>,
+    rng: ChaCha8Rng,
+    seed: u64,
+    think_next: bool,
+    exited: bool,
+}
+
+impl ScriptIter {
+    fn new(script: Script, seed: u64) -> Self {
+        let all: Vec<&Step> = script.setup.iter().chain(&script.steps).collect();
+        let n = all.len();
+        let share = (0..n)
+            .map(|i| match all[i] {
+                Step::Phase(p) => (0..i)
+                    .find(|&j| match all[j] {
+                        Step::Phase(q) => {
+                            q.pattern == p.pattern && q.target == p.target && q.offset == p.offset
+                        }
+                        _ => false,
+                    })
+                    .unwrap_or(i),
+                _ => i,
+            })
+            .collect();
+        ScriptIter {
+            share,
+            script,
+            in_setup: true,
+            round: 0,
+            pos: 0,
+            done_in_step: 0,
+            iters: (0..n).map(|_| None).collect(),
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5c21),
+            seed,
+            think_next: false,
+            exited: false,
+        }
+    }
+
+    fn next_action(&mut self) -> Option<Action> {
+        loop {
+            if self.exited {
+                return None;
+            }
+            let steps = if self.in_setup {
+                &self.script.setup
+            } else {
+                if self.round >= self.script.rounds {
+                    return None;
+                }
+                &self.script.steps
+            };
+            if self.pos >= steps.len() {
+                self.pos = 0;
+                self.done_in_step = 0;
+                if self.in_setup {
+                    self.in_setup = false;
+                    continue;
+                }
+                self.round += 1;
+                return Some(Action::Mark);
+            }
+            let slot = if self.in_setup {
+                self.pos
+            } else {
+                self.script.setup.len() + self.pos
+            };
+            let slot = self.share[slot];
+            let step = &steps[self.pos];
+            let ph = match step {
+                Step::Phase(ph) => ph,
+                other => {
+                    self.pos += 1;
+                    return Some(match *other {
+                        Step::Think(ns) => Action::Think(ns),
+                        Step::Barrier { group, parties } => Action::Barrier { group, parties },
+                        Step::MunmapAnon { start, len } => Action::MunmapAnon { start, len },
+                        Step::OpBegin => Action::OpBegin,
+                        Step::OpEnd => Action::OpEnd,
+                        Step::Exit => {
+                            self.exited = true;
+                            Action::Exit
+                        }
+                        Step::Phase(_) => continue,
+                    });
+                }
+            };
+            if self.done_in_step >= ph.ops {
+                self.pos += 1;
+                self.done_in_step = 0;
+                continue;
+            }
+            if self.think_next {
+                self.think_next = false;
+                return Some(Action::Think(ph.think_ns));
+            }
+            let seed = self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (slot as u64 + 1);
+            let it = self.iters[slot].get_or_insert_with(|| ph.pattern.iter(seed));
+            let Some(idx) = it.next() else {
+                // An invalid pattern yields nothing: the step ends.
+                self.done_in_step = u64::MAX;
+                continue;
+            };
+            self.done_in_step += 1;
+            self.think_next = ph.think_ns > 0;
+            return Some(phase_access(ph, idx, &mut self.rng));
+        }
+    }
 }
 
 impl StreamIter {
@@ -444,8 +691,14 @@ impl StreamIter {
             Stream::Background { phases, sleep_ns } => {
                 (phases.clone(), u64::MAX, None, *sleep_ns, Vec::new())
             }
-            Stream::Delayed { .. } | Stream::Synced { .. } => {
-                unreachable!("unwrapped() strips the wrappers")
+            Stream::Script(sc) => {
+                let mut it = Self::new_undelayed(&Stream::Actions(Vec::new()), seed);
+                it.script = Some(ScriptIter::new(sc.clone(), seed));
+                return it;
+            }
+            // unwrapped() strips the wrappers: nothing to generate.
+            Stream::Delayed { .. } | Stream::Synced { .. } | Stream::Until { .. } => {
+                (Vec::new(), 0, None, 0, Vec::new())
             }
         };
         let marks = !stream.is_background();
@@ -465,6 +718,7 @@ impl StreamIter {
             think_next: false,
             marks,
             barrier: None,
+            script: None,
         }
     }
 
@@ -499,25 +753,10 @@ impl StreamIter {
                 self.done_in_phase = u64::MAX;
                 continue;
             };
-            let idx = idx + ph.offset;
-            let op = if ph.write_pct > 0 && self.rng.random_range(0..100) < ph.write_pct {
-                Op::Write
-            } else {
-                Op::Read
-            };
-            let (page, via) = match ph.target {
-                Target::Anon => (PageRef::Anon { page: idx }, Via::Mmap),
-                Target::File { file, via } => (
-                    PageRef::File {
-                        file: file as u32,
-                        page: idx,
-                    },
-                    via,
-                ),
-            };
+            let a = phase_access(ph, idx, &mut self.rng);
             self.done_in_phase += 1;
             self.think_next = ph.think_ns > 0;
-            return Some(Action::Access { page, op, via });
+            return Some(a);
         }
     }
 
@@ -549,6 +788,9 @@ impl ActionSource for StreamIter {
         }
         if let Some(a) = self.actions.next() {
             return Some(a);
+        }
+        if let Some(sc) = &mut self.script {
+            return sc.next_action();
         }
         self.next_generated()
     }
