@@ -72,9 +72,11 @@ struct WorkloadArgs {
     /// Trace format: native, oracleGeneral, vscsi or csv.
     #[arg(long, default_value = "native")]
     format: String,
-    /// Size of the scenario: 1 = its default size.
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
+    /// Size of the scenario: 1 = the micro-scenarios' 64 MiB machine and the seed scenarios'
+    /// own size; default: 1 for the micro-scenarios, a per-scenario fraction for the seed
+    /// scenarios (see `reclaimlab scenarios`).
+    #[arg(long)]
+    scale: Option<f64>,
     /// Seed of the access generators.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -177,8 +179,9 @@ struct TraceArgs {
     /// Output file.
     #[arg(short, long)]
     output: PathBuf,
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
+    /// Size of the scenario (default: the scenario's default scale).
+    #[arg(long)]
+    scale: Option<f64>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }
@@ -244,7 +247,7 @@ fn base_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     match (&w.scenario, &w.trace) {
         (Some(_), Some(_)) => Err("give a scenario or --trace, not both".into()),
         (None, None) => Err("no scenario given (see `reclaimlab scenarios`) and no --trace".into()),
-        (Some(name), None) => micro::builtin(name, w.scale),
+        (Some(name), None) => micro::builtin(name, scale_of(name, w.scale)),
         (None, Some(path)) => {
             let format: TraceFormat = w.format.parse().map_err(|e| format!("{e}"))?;
             let (header, records) = open_trace(path, &format).map_err(|e| e.to_string())?;
@@ -276,6 +279,19 @@ fn base_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
                 .unwrap_or_default();
             Scenario::from_trace(&name, m, &header, &records)
         }
+    }
+}
+
+/// The scale given, or the scenario's default (1 for an unknown name: the lookup reports it).
+fn scale_of(name: &str, scale: Option<f64>) -> f64 {
+    scale.unwrap_or_else(|| micro::default_scale(name).unwrap_or(1.0))
+}
+
+/// The scale a run of `w` uses, for headers.
+fn shown_scale(w: &WorkloadArgs) -> f64 {
+    match &w.scenario {
+        Some(name) => scale_of(name, w.scale),
+        None => w.scale.unwrap_or(1.0),
     }
 }
 
@@ -528,7 +544,10 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
     }
     println!(
         "scenario {} (scale {}, seed {}): {}",
-        scn.name, a.w.scale, a.w.seed, scn.description
+        scn.name,
+        shown_scale(&a.w),
+        a.w.seed,
+        scn.description
     );
     print!("{:<28}", "metric");
     for r in &results {
@@ -588,13 +607,31 @@ fn cmd_policies() -> Result<(), String> {
 
 fn cmd_scenarios() -> Result<(), String> {
     for b in micro::builtins() {
-        println!("{:<12} {}", b.name, b.description);
+        println!(
+            "{:<18} default scale {:<10} {}",
+            b.name,
+            fmt_scale(b.default_scale),
+            b.description
+        );
     }
     Ok(())
 }
 
+/// A scale as "1" or "1/64".
+fn fmt_scale(s: f64) -> String {
+    if s >= 1.0 || s <= 0.0 {
+        return fmt_num(s);
+    }
+    let inv = 1.0 / s;
+    if (inv - inv.round()).abs() < 1e-9 {
+        format!("1/{}", inv.round() as u64)
+    } else {
+        fmt_num(s)
+    }
+}
+
 fn cmd_trace(a: TraceArgs) -> Result<(), String> {
-    let scn = micro::builtin(&a.scenario, a.scale)?;
+    let scn = micro::builtin(&a.scenario, scale_of(&a.scenario, a.scale))?;
     let mut buf = Vec::new();
     let n = reclaimlab::workload::write_trace(&scn, a.seed, &mut buf).map_err(|e| e.to_string())?;
     write_atomic(&a.output, &buf)?;
@@ -713,7 +750,7 @@ fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Resul
     println!(
         "scenario {} (scale {}, seeds {}..={}): {}",
         scn.name,
-        a.w.scale,
+        shown_scale(&a.w),
         seeds[0],
         seeds[seeds.len() - 1],
         scn.description

@@ -1,0 +1,421 @@
+//! The seed scenarios (workload/seeds.rs) at tiny scales: their structure (memcgs, processes,
+//! threads, limits) and their behaviour (what each seed's benchmark exercises).
+
+use reclaimlab::metrics::RunResult;
+use reclaimlab::sim::{run, PolicySpec, RunOptions};
+use reclaimlab::workload::micro;
+use reclaimlab::workload::seeds::{
+    ANDROID_APPS, CHROME_ITERATIONS, CHROME_MEMCGS, CHROME_PAIRS_PER_MEMCG, KBUILD_JOBS,
+    KBUILD_PARALLEL,
+};
+use reclaimlab::workload::{Scenario, Step, Stream};
+
+const NAMES: [&str; 10] = [
+    "ycsb-b",
+    "chrome-node",
+    "file-anon-mix",
+    "dd-throttle",
+    "mysql-ro",
+    "fio-mmap",
+    "kernel-build",
+    "android-launch",
+    "fio-pmem",
+    "kv-cache",
+];
+
+fn classic() -> PolicySpec {
+    "classic".parse().unwrap()
+}
+
+fn mglru() -> PolicySpec {
+    "mglru:7.2".parse().unwrap()
+}
+
+fn go(scn: &Scenario, spec: PolicySpec) -> RunResult {
+    run(
+        scn,
+        spec,
+        &RunOptions {
+            seed: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+fn vm(r: &RunResult, k: &str) -> u64 {
+    r.vmstat.get(k).copied().unwrap_or(0)
+}
+
+fn memcg_stat(r: &RunResult, path: &str, k: &str) -> u64 {
+    r.memcgs.iter().find(|m| m.path == path).unwrap().stat[k]
+}
+
+#[test]
+fn every_seed_scenario_is_listed_with_a_default_scale_and_validates() {
+    for name in NAMES {
+        let s = micro::default_scale(name).unwrap_or_else(|| panic!("{name} not listed"));
+        assert!(s > 0.0 && s < 1.0, "{name}: default scale {s}");
+        let scn = micro::builtin(name, s).unwrap();
+        scn.validate().unwrap();
+        assert_eq!(scn.name, name);
+        // Scale 1 is the seed's size: bigger than the default in memory.
+        let big = micro::builtin(name, 1.0).unwrap();
+        assert!(
+            big.machine.total_pages() > scn.machine.total_pages(),
+            "{name}"
+        );
+    }
+    assert_eq!(micro::default_scale("zipf"), Some(1.0));
+}
+
+#[test]
+fn sizes_shrink_together_counts_do_not() {
+    for name in NAMES {
+        let a = micro::builtin(name, 1.0 / 64.0).unwrap();
+        let b = micro::builtin(name, 1.0 / 128.0).unwrap();
+        assert_eq!(a.threads.len(), b.threads.len(), "{name}: threads");
+        assert_eq!(a.procs.len(), b.procs.len(), "{name}: processes");
+        assert_eq!(a.machine.memcgs.len(), b.machine.memcgs.len(), "{name}");
+        assert_eq!(a.machine.cpus, b.machine.cpus, "{name}: cpus");
+        let ratio = a.machine.total_pages() as f64 / b.machine.total_pages() as f64;
+        assert!((ratio - 2.0).abs() < 0.01, "{name}: memory ratio {ratio}");
+        for (x, y) in a.machine.memcgs.iter().zip(&b.machine.memcgs) {
+            if x.max != u64::MAX {
+                let r = x.max as f64 / y.max as f64;
+                assert!((r - 2.0).abs() < 0.01, "{name}: limit ratio {r}");
+            }
+        }
+    }
+}
+
+#[test]
+fn chrome_node_has_32_memcgs_and_128_pairs_that_take_turns() {
+    let scale = 1.0 / 65536.0;
+    let scn = micro::builtin("chrome-node", scale).unwrap();
+    assert_eq!(scn.machine.memcgs.len(), CHROME_MEMCGS);
+    assert!(scn.machine.memcgs.iter().all(|m| m.max == u64::MAX));
+    let servers = scn
+        .procs
+        .iter()
+        .filter(|p| p.name.starts_with("server-"))
+        .count();
+    let clients = scn
+        .procs
+        .iter()
+        .filter(|p| p.name.starts_with("client-"))
+        .count();
+    assert_eq!((servers, clients), (128, 128));
+    assert_eq!(CHROME_MEMCGS * CHROME_PAIRS_PER_MEMCG, 128);
+    assert_eq!(scn.threads.len(), 256, "one thread per server and client");
+    for t in &scn.threads {
+        if let Stream::Script(sc) = t.stream.unwrapped().0 {
+            assert_eq!(sc.rounds, CHROME_ITERATIONS);
+        }
+    }
+    for m in 0..CHROME_MEMCGS {
+        let path = format!("/memcg{m}");
+        let n = scn.procs.iter().filter(|p| p.memcg == path).count();
+        assert_eq!(n, 2 * CHROME_PAIRS_PER_MEMCG, "{path}");
+    }
+    assert!(matches!(
+        scn.machine.swap,
+        reclaimlab::machine::SwapConfig::Zram { .. }
+    ));
+    // Fewer iterations for the test.
+    let mut scn = scn;
+    for t in &mut scn.threads {
+        let (inner, _, _) = t.stream.unwrapped();
+        let mut inner = inner.clone();
+        if let Stream::Script(sc) = &mut inner {
+            sc.rounds = 20;
+        }
+        t.stream = inner;
+    }
+    let r = go(&scn, classic());
+    let req = r.requests.as_ref().expect("client iterations are timed");
+    assert_eq!(req.total, 128 * 20, "every client completes its iterations");
+    assert_eq!(req.buckets_s.iter().sum::<u64>(), req.total);
+    assert_eq!(req.buckets_us.iter().sum::<u64>(), req.total);
+    let fw = req.fairness_workers.unwrap();
+    let fm = req.fairness_memcgs.unwrap();
+    assert_eq!((fw.n, fm.n), (128, 32));
+    assert!(fw.jain > 0.0 && fw.jain <= 1.0 && fm.jain <= 1.0);
+    // Only clients time requests; servers do the buffer work (a whole buffer per request).
+    for (t, th) in scn.threads.iter().zip(&r.threads) {
+        let server = scn.procs[t.proc].name.starts_with("server-");
+        assert_eq!(th.requests, if server { 0 } else { 20 }, "{}", th.process);
+    }
+}
+
+#[test]
+fn chrome_node_servers_swap_under_global_pressure() {
+    let mut scn = micro::builtin("chrome-node", 1.0 / 16384.0).unwrap();
+    for t in &mut scn.threads {
+        let (inner, delay, _) = t.stream.unwrapped();
+        let mut inner = inner.clone();
+        if let Stream::Script(sc) = &mut inner {
+            sc.rounds = 150;
+        }
+        t.stream = Stream::Delayed {
+            delay_ns: delay,
+            stream: Box::new(inner),
+        };
+    }
+    let r = go(&scn, mglru());
+    assert!(vm(&r, "pswpout") > 0, "1 TiB of buffers on 1 TiB must swap");
+    assert_eq!(r.oom_kills, 0);
+}
+
+#[test]
+fn file_anon_mix_counts_rounds_and_oom_kills() {
+    let scn = micro::builtin("file-anon-mix", 1.0 / 1024.0).unwrap();
+    assert_eq!(scn.machine.cpus, 96);
+    let readers = scn
+        .procs
+        .iter()
+        .filter(|p| p.name.starts_with("reader"))
+        .count();
+    assert_eq!(readers, 96, "one reader process per CPU");
+    let writers = scn.threads.iter().filter(|t| t.proc == 0).count();
+    assert_eq!(writers, 96, "one writer thread per CPU");
+    assert_eq!(scn.machine.memcgs[0].max, 4096);
+    assert!(matches!(
+        scn.machine.swap,
+        reclaimlab::machine::SwapConfig::None
+    ));
+    // Fewer rounds for the test.
+    let mut scn = scn;
+    for t in scn.threads.iter_mut().filter(|t| t.proc == 0) {
+        if let Stream::Delayed { stream, .. } = &mut t.stream {
+            if let Stream::Synced { stream, .. } = stream.as_mut() {
+                if let Stream::Rounds { rounds, .. } = stream.as_mut() {
+                    *rounds = 2;
+                }
+            }
+        }
+    }
+    let r = go(&scn, classic());
+    let rounds: Vec<u64> = r.threads[..96].iter().map(|t| t.marks).collect();
+    let killed = r.threads[..96].iter().any(|t| t.killed);
+    // The classical LRU finishes every round at this scale (as in the seed).
+    assert_eq!(r.oom_kills, 0);
+    assert!(rounds.iter().all(|&m| m == 2), "{rounds:?}");
+    assert!(!killed);
+    assert_eq!(r.oom_kills, vm(&r, "oom_kill"));
+    assert!(
+        memcg_stat(&r, "/mix", "pgscan") > 0,
+        "anon rounds over the limit make the memcg reclaim"
+    );
+}
+
+#[test]
+fn ycsb_b_dirties_file_pages_and_writes_them_back() {
+    let scn = micro::builtin("ycsb-b", 1.0 / 256.0).unwrap();
+    assert_eq!(scn.threads.len(), 32);
+    assert_eq!(scn.machine.memcgs[0].max, 10 * 262_144 / 256);
+    assert!(matches!(
+        scn.machine.swap,
+        reclaimlab::machine::SwapConfig::None
+    ));
+    let r = go(&scn, classic());
+    let req = r.requests.as_ref().unwrap();
+    let per_thread = (6_000_000.0f64 / 32.0 / 256.0).round() as u64;
+    assert_eq!(req.total, 32 * per_thread, "6M operations, scaled");
+    assert!(req.per_sec > 0.0 && req.latency.mean_ns > 0.0);
+    assert!(vm(&r, "pgpgin") > 0);
+    assert!(vm(&r, "pgpgout") > 0, "updates are written back");
+    assert!(vm(&r, "workingset_refault_file") > 0);
+    assert_eq!(vm(&r, "pswpout"), 0);
+}
+
+#[test]
+fn mysql_ro_swaps_its_buffer_pool() {
+    let scn = micro::builtin("mysql-ro", 1.0 / 512.0).unwrap();
+    assert_eq!(scn.threads.len(), 48);
+    let r = go(&scn, mglru());
+    assert!(vm(&r, "pswpout") > 0 && vm(&r, "pswpin") > 0);
+    assert!(r.requests.unwrap().total > 0);
+    assert_eq!(r.oom_kills, 0);
+}
+
+#[test]
+fn fio_mmap_reads_through_mapping_faults() {
+    let scn = micro::builtin("fio-mmap", 1.0 / 512.0).unwrap();
+    assert_eq!(scn.threads.len(), 16);
+    assert!(scn.procs.iter().all(|p| p.mmaps.len() == 1));
+    let r = go(&scn, classic());
+    assert!(
+        vm(&r, "pgmajfault") > 0,
+        "random reads fault through the mapping"
+    );
+    assert!(memcg_stat(&r, "/fio", "file_mapped") > 0);
+    assert!(
+        memcg_stat(&r, "/fio", "pgsteal") > 0,
+        "the 10 GiB memcg recycles the cache"
+    );
+    let req = r.requests.unwrap();
+    assert_eq!(req.total, 16 * 10 * (3 * 262_144 / 512));
+}
+
+/// The model has no per-memcg dirty limit (cgroup writeback's memcg domain in
+/// balance_dirty_pages), so a writer in a memcg far below the global dirty threshold fills its
+/// memcg with dirty pages and is OOM-killed under every policy (docs/scenarios.md, "Gaps").
+/// What must hold either way: the writer dirties page cache only in its memcg, the memcg stays
+/// within memory.max, and every request before an OOM kill completed.
+#[test]
+fn dd_throttle_fills_its_memcg_with_dirty_page_cache() {
+    let scn = micro::builtin("dd-throttle", 1.0 / 64.0).unwrap();
+    assert_eq!(scn.threads.len(), 1);
+    let r = go(&scn, mglru());
+    let file_pages = 8 * 262_144 / 64;
+    let mc = r.memcgs.iter().find(|m| m.path == "/dd").unwrap();
+    assert!(mc.current_pages <= mc.max_pages.unwrap());
+    assert!(
+        mc.stat["file_dirty"] + vm(&r, "pgpgout") / 4 > 0,
+        "dd dirties page cache"
+    );
+    let req = r.requests.as_ref().unwrap();
+    let written = req.total * 256;
+    if r.oom_kills == 0 {
+        assert_eq!(written, file_pages, "one request per 1 MiB block");
+        assert!(
+            vm(&r, "pgpgout") / 4 >= file_pages / 2,
+            "most is written back"
+        );
+    } else {
+        assert!(r.threads[0].killed);
+        assert!(written <= mc.max_pages.unwrap() + vm(&r, "pgpgout") / 4 + 256);
+    }
+}
+
+#[test]
+fn kernel_build_creates_and_exits_its_processes() {
+    let scn = micro::builtin("kernel-build", 1.0 / 128.0).unwrap();
+    assert_eq!(scn.procs.len(), KBUILD_JOBS);
+    assert_eq!(scn.threads.len(), KBUILD_JOBS);
+    // Every job but the last 96 hands over to its successor, then exits.
+    let exits = scn
+        .threads
+        .iter()
+        .filter(|t| matches!(&t.stream, Stream::Script(s) if s.steps.last() == Some(&Step::Exit)))
+        .count();
+    assert_eq!(exits, KBUILD_JOBS);
+    let r = go(&scn, classic());
+    assert_eq!(r.requests.as_ref().unwrap().total, KBUILD_JOBS as u64);
+    assert!(r.threads.iter().all(|t| t.requests == 1 && !t.killed));
+    // All processes exited: only page cache (and nothing anon) is left in the memcg.
+    assert_eq!(memcg_stat(&r, "/build", "anon"), 0);
+    // No more than -j96 jobs ran at once: job j started after job j-96 ended.
+    let finish: Vec<u64> = r.threads.iter().map(|t| t.finish_ns).collect();
+    for j in KBUILD_PARALLEL..KBUILD_JOBS {
+        assert!(finish[j] >= finish[j - KBUILD_PARALLEL], "job {j}");
+    }
+    assert!(
+        vm(&r, "pswpout") > 0,
+        "96 heaps overflow the 3 GiB memcg into zram"
+    );
+}
+
+#[test]
+fn android_launch_times_every_app() {
+    let scn = micro::builtin("android-launch", 1.0 / 256.0).unwrap();
+    let r = go(&scn, classic());
+    let apps: Vec<_> = r.threads.iter().filter(|t| t.requests > 0).collect();
+    assert_eq!(apps.len(), ANDROID_APPS);
+    assert_eq!(apps.last().unwrap().process, "camera");
+    assert!(apps
+        .iter()
+        .all(|t| t.requests == 1 && t.request_mean_ns > 0.0));
+    let req = r.requests.as_ref().unwrap();
+    assert_eq!(req.total, ANDROID_APPS as u64);
+    assert!(req.latency.p50_ns <= req.latency.p90_ns);
+    assert!(req.latency.p90_ns <= req.latency.p95_ns);
+    // One after another: each app's launch ends after the previous app's.
+    let ends: Vec<u64> = apps.iter().map(|t| t.finish_ns).collect();
+    assert!(ends.windows(2).all(|w| w[0] <= w[1]), "{ends:?}");
+    assert!(
+        vm(&r, "pswpout") > 0,
+        "apps kept alive push memory into zram"
+    );
+    assert_eq!(
+        r.direct_reclaim_pages(),
+        memcg_stat(&r, "/", "pgsteal_direct")
+    );
+}
+
+#[test]
+fn fio_pmem_reads_files_twice_memory() {
+    let scn = micro::builtin("fio-pmem", 1.0 / 2048.0).unwrap();
+    assert_eq!(scn.threads.len(), 40);
+    let files: u64 = scn.files.iter().map(|f| f.pages).sum();
+    let ratio = files as f64 / scn.machine.total_pages() as f64;
+    assert!((ratio - 400.0 / 192.0).abs() < 0.05, "{ratio}");
+    assert_eq!(scn.machine.file_device.name, "pmem");
+    let r = go(&scn, classic());
+    assert!(vm(&r, "pgpgin") > 0 && vm(&r, "pgsteal_kswapd") + vm(&r, "pgsteal_direct") > 0);
+    let req = r.requests.unwrap();
+    assert!(req.latency.p99_ns >= req.latency.p50_ns && req.per_sec > 0.0);
+}
+
+#[test]
+fn kv_cache_balances_anon_store_and_log() {
+    let scn = micro::builtin("kv-cache", 1.0 / 1024.0).unwrap();
+    let r = go(&scn, mglru());
+    assert!(vm(&r, "pswpout") > 0, "a store twice memory swaps");
+    assert!(
+        vm(&r, "pgpgout") > 0 || vm(&r, "nr_dirty") > 0,
+        "the log is written"
+    );
+    let req = r.requests.unwrap();
+    assert_eq!(req.total % 10, 0);
+    assert!(req.total > 0);
+}
+
+#[test]
+fn seed_scenario_results_are_deterministic() {
+    let scn = micro::builtin("kv-cache", 1.0 / 2048.0).unwrap();
+    let a = serde_json::to_string(&go(&scn, classic())).unwrap();
+    let b = serde_json::to_string(&go(&scn, classic())).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn until_stops_a_thread_at_its_deadline_and_ops_are_timed() {
+    use reclaimlab::machine::MachineConfig;
+    use reclaimlab::workload::{ProcSpec, Script, ThreadSpec};
+    let ms = 1_000_000u64;
+    let scn = Scenario {
+        name: "until".into(),
+        description: String::new(),
+        machine: MachineConfig::simple(4096),
+        files: vec![],
+        procs: vec![ProcSpec {
+            name: "p".into(),
+            memcg: "/".into(),
+            anon_pages: 0,
+            mmaps: vec![],
+        }],
+        threads: vec![ThreadSpec {
+            proc: 0,
+            cpu: 0,
+            stream: Stream::Until {
+                end_ns: 10 * ms,
+                stream: Box::new(Stream::Script(Script {
+                    setup: vec![],
+                    steps: vec![Step::OpBegin, Step::Think(ms), Step::OpEnd],
+                    rounds: u64::MAX,
+                })),
+            },
+        }],
+    };
+    let r = go(&scn, classic());
+    assert_eq!(r.sim_time_ns, 10 * ms);
+    // The thread stops at the first action at or after 10 ms: the op that would end at
+    // 10 ms does not count.
+    let req = r.requests.unwrap();
+    assert_eq!(req.total, 9);
+    assert_eq!(req.latency.mean_ns, ms as f64);
+    assert_eq!(req.window_ns, 9 * ms);
+    assert_eq!(r.threads[0].requests, 9);
+}
