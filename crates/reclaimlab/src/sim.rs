@@ -4,8 +4,7 @@
 
 use crate::access::{PageRef, Via};
 use crate::consts::*;
-use crate::machine::vmscan::balance_pgdat;
-use crate::machine::{pg, Ctx, MachEvent, Machine, MachineConfig, MemcgWalk, Owner, Pfn, Vm};
+use crate::machine::{pg, Ctx, Machine, MachineConfig, MemcgWalk, Owner, Vm};
 use crate::metrics::*;
 use crate::policy::classic::Classic;
 use crate::policy::mglru::{Mglru, MglruConfig, Switch};
@@ -198,9 +197,6 @@ pub struct RunOptions<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     Thread(u32),
-    Kswapd(u8),
-    Flusher(u64),
-    Mach(MachEvent),
     LruGenSample,
     LruGenCmd(usize),
 }
@@ -379,8 +375,6 @@ struct Engine {
     threads: Vec<Thread>,
     queue: BinaryHeap<Reverse<(u64, u64, Ev)>>,
     seq: u64,
-    flusher_gen: u64,
-    kswapd_slept_at: Vec<Option<u64>>,
     hist: LatencyHist,
     pow2_us: Vec<u64>,
     now: u64,
@@ -468,14 +462,11 @@ impl Engine {
                 op_window: None,
             })
             .collect();
-        let nodes = scn.machine.node_pages.len();
         let mut e = Engine {
             backend,
             threads,
             queue: BinaryHeap::new(),
             seq: 0,
-            flusher_gen: 0,
-            kswapd_slept_at: vec![None; nodes],
             hist: LatencyHist::default(),
             pow2_us: vec![0; 1],
             now: 0,
@@ -498,8 +489,8 @@ impl Engine {
         for i in 0..e.threads.len() {
             e.push(0, Ev::Thread(i as u32));
         }
-        if matches!(e.backend, Backend::Kernel { .. }) {
-            e.push(DIRTY_WRITEBACK_CENTISECS * 10_000_000, Ev::Flusher(0));
+        if let Backend::Kernel { m, .. } = &mut e.backend {
+            m.start_periodic_flusher();
         }
         e
     }
@@ -525,35 +516,43 @@ impl Engine {
     fn run(&mut self, opts: &RunOptions) -> Result<(), String> {
         let mut live = self.threads.iter().filter(|t| !t.daemon).count();
         while live > 0 {
-            let Some(Reverse((t, _, ev))) = self.queue.pop() else {
-                break;
+            let next_task = self.queue.peek().map(|Reverse((t, _, _))| *t);
+            let next_kthread = match &self.backend {
+                Backend::Kernel { m, .. } => m.next_kthread_time(),
+                Backend::Textbook { .. } => None,
+            };
+            // Kernel threads first when due at the same time as a task.
+            let t = match (next_task, next_kthread) {
+                (None, None) => break,
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
             };
             if opts.max_sim_ns.is_some_and(|max| t > max) {
                 break;
             }
             self.now = t;
-            match ev {
-                Ev::Thread(i) => {
-                    if self.step_thread(i as usize, t) {
-                        self.depart_barriers(i as usize, t);
-                        if !self.threads[i as usize].daemon {
-                            live -= 1;
+            if next_kthread == Some(t) {
+                if let Backend::Kernel { m, pol } = &mut self.backend {
+                    m.run_next_kthread_work(pol.as_mut(), t);
+                }
+            } else {
+                let Some(Reverse((t, _, ev))) = self.queue.pop() else {
+                    break;
+                };
+                match ev {
+                    Ev::Thread(i) => {
+                        if self.step_thread(i as usize, t) {
+                            self.depart_barriers(i as usize, t);
+                            if !self.threads[i as usize].daemon {
+                                live -= 1;
+                            }
                         }
                     }
+                    Ev::LruGenSample => self.sample_lru_gen(t),
+                    Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
                 }
-                Ev::Kswapd(node) => self.run_kswapd(node, t),
-                Ev::Flusher(gen) => self.run_flusher(gen, t),
-                Ev::Mach(MachEvent::WritebackEnd(pfn)) => self.end_writeback(pfn, t),
-                Ev::Mach(MachEvent::WakeKswapd(n)) => self.push(t, Ev::Kswapd(n)),
-                Ev::Mach(MachEvent::WakeFlusher) => {
-                    self.flusher_gen += 1;
-                    let g = self.flusher_gen;
-                    self.push(t, Ev::Flusher(g));
-                }
-                Ev::LruGenSample => self.sample_lru_gen(t),
-                Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
             }
-            self.drain_machine_events();
             if opts.check_invariants {
                 if let Backend::Kernel { m, pol } = &self.backend {
                     m.check_invariants(pol.as_ref())
@@ -571,21 +570,6 @@ impl Engine {
             th.finish = self.now;
         }
         Ok(())
-    }
-
-    fn drain_machine_events(&mut self) {
-        let evs = match &mut self.backend {
-            Backend::Kernel { m, .. } => std::mem::take(&mut m.events),
-            Backend::Textbook { .. } => return,
-        };
-        for (t, ev) in &evs {
-            self.push(*t, Ev::Mach(*ev));
-        }
-        if let Backend::Kernel { m, .. } = &mut self.backend {
-            let mut evs = evs;
-            evs.clear();
-            m.events = evs;
-        }
     }
 
     /// Runs a thread's next action at time `t`; returns true when the thread has finished.
@@ -904,38 +888,6 @@ impl Engine {
         }
     }
 
-    /// kswapd: balance_pgdat, then kswapd_try_to_sleep.
-    fn run_kswapd(&mut self, node: u8, t: u64) {
-        let Backend::Kernel { m, pol } = &mut self.backend else {
-            return;
-        };
-        if let Some(slept) = self.kswapd_slept_at[node as usize].take() {
-            if t.saturating_sub(slept) < KSWAPD_SHORT_SLEEP_JIFFIES * NS_PER_JIFFY {
-                m.vm.add(Vm::KswapdLowWmarkHitQuickly, 1);
-            }
-        }
-        m.ctx = Ctx {
-            now: t,
-            cpu: 0,
-            pid: u32::MAX,
-            is_kswapd: true,
-            ..Ctx::default()
-        };
-        balance_pgdat(m, pol.as_mut(), node);
-        let elapsed = m.ctx.elapsed.max(NS_PER_JIFFY / 100);
-        let n = &m.nodes[node as usize];
-        if m.pgdat_balanced(node) || n.kswapd_failures >= MAX_RECLAIM_RETRIES {
-            if m.pgdat_balanced(node) {
-                crate::machine::vmscan::clear_pgdat_congested(m, node);
-            }
-            m.nodes[node as usize].kswapd_awake = false;
-            self.kswapd_slept_at[node as usize] = Some(t + elapsed);
-        } else {
-            m.vm.add(Vm::KswapdHighWmarkHitQuickly, 1);
-            self.push(t + elapsed, Ev::Kswapd(node));
-        }
-    }
-
     fn sample_lru_gen(&mut self, t: u64) {
         if let Backend::Kernel { m, pol } = &mut self.backend {
             m.ctx = Ctx {
@@ -983,37 +935,6 @@ impl Engine {
             error: result.as_ref().err().cloned(),
             pages_freed: *result.as_ref().unwrap_or(&0),
         });
-    }
-
-    fn run_flusher(&mut self, gen: u64, t: u64) {
-        if gen != self.flusher_gen {
-            return;
-        }
-        let Backend::Kernel { m, .. } = &mut self.backend else {
-            return;
-        };
-        m.ctx = Ctx {
-            now: t,
-            pid: u32::MAX,
-            is_flusher: true,
-            ..Ctx::default()
-        };
-        let next = m.flusher_run();
-        self.flusher_gen += 1;
-        let g = self.flusher_gen;
-        self.push(next.max(t + 1), Ev::Flusher(g));
-    }
-
-    fn end_writeback(&mut self, pfn: Pfn, t: u64) {
-        let Backend::Kernel { m, pol } = &mut self.backend else {
-            return;
-        };
-        m.ctx = Ctx {
-            now: t,
-            pid: u32::MAX,
-            ..Ctx::default()
-        };
-        m.folio_end_writeback(pol.as_mut(), pfn);
     }
 
     fn result(&self, scn: &Scenario, spec: PolicySpec, seed: u64) -> RunResult {

@@ -18,7 +18,7 @@ use reclaimlab::consts::{
 use reclaimlab::machine::mm::vm;
 use reclaimlab::machine::vmscan::{try_to_free_mem_cgroup_pages, ScanControl};
 use reclaimlab::machine::{
-    pg, Ctx, MachEvent, Machine, MachineConfig, MemcgConfig, Pfn, Slot, SwapConfig, Vm,
+    pg, Ctx, Machine, MachineConfig, MemcgConfig, Pfn, Slot, SwapConfig, Vm,
 };
 use reclaimlab::metrics::RunResult;
 use reclaimlab::policy::mglru::{Mglru, MglruConfig, Switch, Switches};
@@ -175,21 +175,13 @@ impl Rig {
             panic!("invariant violated: {e}");
         }
     }
-    /// Runs the machine's queued events that the engine would run: writeback completions.
+    /// Runs the machine's queued writeback completions, as the engine would.
     fn complete_writeback(&mut self) {
-        let events = std::mem::take(&mut self.m.events);
-        for (_, ev) in events {
-            if let MachEvent::WritebackEnd(pfn) = ev {
-                self.enter(0);
-                self.m.folio_end_writeback(&mut self.p, pfn);
-            }
-        }
+        self.enter(0);
+        self.m.complete_all_writeback(&mut self.p);
     }
     fn flusher_woken(&self) -> bool {
-        self.m
-            .events
-            .iter()
-            .any(|(_, e)| matches!(e, MachEvent::WakeFlusher))
+        self.m.flusher_wakeup_pending()
     }
 }
 

@@ -1,7 +1,7 @@
 //! Page allocation with watermarks, kswapd wake-ups, direct reclaim, the retry gate and the OOM
 //! killer (mm/page_alloc.c, mm/oom_kill.c). Order-0 allocations only.
 
-use super::{MachEvent, Machine, Pfn, Vm};
+use super::{Machine, Pfn, Vm};
 use crate::consts::*;
 use crate::policy::Policy;
 
@@ -59,7 +59,7 @@ impl Machine {
         if !n.kswapd_awake {
             self.nodes[node as usize].kswapd_awake = true;
             let now = self.now();
-            self.schedule(now, MachEvent::WakeKswapd(node));
+            self.queue_kswapd(now, node);
         }
     }
 

@@ -10,6 +10,7 @@ pub mod check;
 pub mod config;
 pub mod counters;
 pub mod fault;
+pub mod kthreads;
 pub mod lists;
 pub mod lru_batch;
 pub mod memcg;
@@ -203,17 +204,6 @@ pub struct Ctx {
     pub reclaim_ns: u64,
 }
 
-/// Work the machine asks the event engine to schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum MachEvent {
-    /// `folio_end_writeback` of a page-cache or swap folio.
-    WritebackEnd(Pfn),
-    /// Wake kswapd of a node.
-    WakeKswapd(u8),
-    /// Wake the flusher (background writeback or WB_REASON_VMSCAN).
-    WakeFlusher,
-}
-
 /// The modelled machine.
 pub struct Machine {
     pub cfg: MachineConfig,
@@ -227,7 +217,8 @@ pub struct Machine {
     pub file_dev: BlockDev,
     pub vm: Counters,
     pub ctx: Ctx,
-    pub events: Vec<(u64, MachEvent)>,
+    /// kswapd, the flusher, I/O completions and policy timers (`kthreads.rs`).
+    pub kthreads: kthreads::Kthreads,
     /// Per-CPU `lru_add` and `lru_activate` batches.
     pub lru_add_batch: Vec<Vec<Pfn>>,
     pub lru_activate_batch: Vec<Vec<Pfn>>,
@@ -281,7 +272,7 @@ impl Machine {
             file_dev: BlockDev::new(cfg.file_device.clone()),
             vm: Counters::default(),
             ctx: Ctx::default(),
-            events: Vec::new(),
+            kthreads: Default::default(),
             lru_add_batch: vec![Vec::with_capacity(32); ncpu],
             lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
             wb: writeback::WritebackState::default(),
@@ -352,10 +343,6 @@ impl Machine {
     #[inline]
     pub fn now(&self) -> u64 {
         self.ctx.now + self.ctx.elapsed
-    }
-
-    pub fn schedule(&mut self, at: u64, ev: MachEvent) {
-        self.events.push((at, ev));
     }
 
     /// Free pages of all nodes.

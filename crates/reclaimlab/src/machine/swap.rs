@@ -3,7 +3,7 @@
 
 use super::blockdev::BlockDev;
 use super::config::SwapConfig;
-use super::{pg, MachEvent, Machine, Owner, Pfn, Vm};
+use super::{pg, Machine, Owner, Pfn, Vm};
 use crate::policy::Policy;
 
 /// One swap slot.
@@ -194,7 +194,7 @@ impl Machine {
                 f.clear(pg::DIRTY);
                 f.set(pg::WRITEBACK);
                 self.wb.nr_writeback += 1;
-                self.schedule(done, MachEvent::WritebackEnd(pfn));
+                self.queue_kthread_work(done, super::kthreads::KthreadWork::WritebackEnd(pfn));
                 self.count(memcg, Vm::Pswpout, 1);
                 self.count(memcg, Vm::Pgpgout, 4);
                 SwapWrite::Async

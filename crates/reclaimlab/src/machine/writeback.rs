@@ -1,7 +1,7 @@
 //! Dirty page accounting, dirty limits and throttling, the flusher, and writeback completion
 //! (mm/page-writeback.c, fs/fs-writeback.c, mm/filemap.c).
 
-use super::{pg, MachEvent, Machine, Owner, Pfn, Slot, Vm};
+use super::{pg, Machine, Owner, Pfn, Slot, Vm};
 use crate::consts::*;
 use crate::policy::Policy;
 
@@ -93,7 +93,7 @@ impl Machine {
         if !self.wb.flusher_queued {
             self.wb.flusher_queued = true;
             let now = self.now();
-            self.schedule(now, MachEvent::WakeFlusher);
+            self.queue_flusher(now);
         }
     }
 
@@ -171,7 +171,7 @@ impl Machine {
         let now = self.now();
         let done = self.file_dev.submit(now, 4096, true);
         self.count(memcg, Vm::Pgpgout, 4);
-        self.schedule(done, MachEvent::WritebackEnd(pfn));
+        self.queue_kthread_work(done, super::kthreads::KthreadWork::WritebackEnd(pfn));
         done
     }
 

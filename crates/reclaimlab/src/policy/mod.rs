@@ -73,6 +73,9 @@ pub trait Policy {
         None
     }
 
+    /// Deferred work the policy queued with `KthreadWork::PolicyTimer(token)` is due.
+    fn timer(&mut self, _m: &mut Machine, _token: u64) {}
+
     /// Whether this is the multi-generational LRU (`lru_gen_enabled()`), which changes a few
     /// generic paths (folio_add_lru's in-fault activation).
     fn is_lru_gen(&self) -> bool {

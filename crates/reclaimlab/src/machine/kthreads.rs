@@ -1,0 +1,230 @@
+//! The kernel's own threads and timers, which run beside the tasks on other CPUs: kswapd per node
+//! (`kswapd`), the flusher (`wb_workfn`), block-I/O completions (`folio_end_writeback` from the
+//! bio end_io) and the policies' deferred work (an MGLRU page-table walk that other reclaimers
+//! share until it ends).
+//!
+//! They live in one time-ordered queue owned by the machine. The event engine runs them in time
+//! order between the tasks' steps, and a task that spends simulated time inside the kernel
+//! (reclaim, throttling, retries) lets them catch up to its current time at the points where the
+//! kernel would sleep or loop (`Machine::catch_up`), so writeback completes and kswapd reclaims
+//! while a direct reclaimer waits, as on a machine with more than one CPU.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::{Ctx, Machine, Pfn, Vm};
+use crate::consts::*;
+use crate::policy::Policy;
+
+/// Work of the kernel's background threads, at a simulated time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KthreadWork {
+    /// `kswapd` of a node runs `balance_pgdat` (woken, or running again at once because the
+    /// node is still unbalanced).
+    Kswapd(u8),
+    /// The flusher (`wb_workfn`); stale generations are dropped (a wake-up replaced them).
+    Flusher(u64),
+    /// `folio_end_writeback` of a page-cache or swap folio (the bio completed).
+    WritebackEnd(Pfn),
+    /// A policy's deferred work (`Policy::timer`), with the policy's token.
+    PolicyTimer(u64),
+}
+
+/// The queue of kernel-thread work and the threads' own state.
+#[derive(Clone, Debug, Default)]
+pub struct Kthreads {
+    queue: BinaryHeap<Reverse<(u64, u64, KthreadWork)>>,
+    seq: u64,
+    /// The flusher's current generation: only the newest queued run is live.
+    pub flusher_gen: u64,
+    /// When each node's kswapd went to sleep (for `kswapd_low_wmark_hit_quickly`).
+    pub kswapd_slept_at: Vec<Option<u64>>,
+    /// Set while kernel-thread work runs (no nested catch-up).
+    running: bool,
+    /// Whether the periodic flusher has been started (`start_periodic_flusher`).
+    started: bool,
+}
+
+impl Kthreads {
+    fn push(&mut self, at: u64, work: KthreadWork) {
+        self.seq += 1;
+        self.queue.push(Reverse((at, self.seq, work)));
+    }
+
+    /// The time of the earliest queued work.
+    pub fn next_time(&self) -> Option<u64> {
+        self.queue.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// Every queued item, in no particular order (tests and invariant checks).
+    pub fn queued(&self) -> impl Iterator<Item = (u64, KthreadWork)> + '_ {
+        self.queue.iter().map(|Reverse((t, _, w))| (*t, *w))
+    }
+}
+
+impl Machine {
+    /// Queues kernel-thread work at time `at`.
+    pub fn queue_kthread_work(&mut self, at: u64, work: KthreadWork) {
+        self.kthreads.push(at, work);
+    }
+
+    /// Starts the flusher's periodic wake-up (`dirty_writeback_interval`, 5 s).
+    pub fn start_periodic_flusher(&mut self) {
+        if !self.kthreads.started {
+            self.kthreads.started = true;
+            self.queue_kthread_work(
+                DIRTY_WRITEBACK_CENTISECS * 10_000_000,
+                KthreadWork::Flusher(0),
+            );
+        }
+    }
+
+    /// `wake_up_interruptible(&pgdat->kswapd_wait)`: kswapd of `node` runs at `at`.
+    pub fn queue_kswapd(&mut self, at: u64, node: u8) {
+        self.queue_kthread_work(at, KthreadWork::Kswapd(node));
+    }
+
+    /// `wb_wakeup`: a new flusher run at `at`, replacing any queued one.
+    pub fn queue_flusher(&mut self, at: u64) {
+        self.kthreads.flusher_gen += 1;
+        let g = self.kthreads.flusher_gen;
+        self.queue_kthread_work(at, KthreadWork::Flusher(g));
+    }
+
+    /// The time of the earliest kernel-thread work.
+    pub fn next_kthread_time(&self) -> Option<u64> {
+        self.kthreads.next_time()
+    }
+
+    /// Runs the earliest kernel-thread work if it is due by `t`; returns whether it ran. The
+    /// current task's context is saved and restored around it.
+    pub fn run_next_kthread_work(&mut self, pol: &mut dyn Policy, t: u64) -> bool {
+        let Some(at) = self.kthreads.next_time().filter(|&at| at <= t) else {
+            return false;
+        };
+        let Some(Reverse((_, _, work))) = self.kthreads.queue.pop() else {
+            return false;
+        };
+        let saved = self.ctx;
+        self.kthreads.running = true;
+        match work {
+            KthreadWork::Kswapd(node) => self.kswapd_run(pol, node, at),
+            KthreadWork::Flusher(gen) => self.flusher_work(gen, at),
+            KthreadWork::WritebackEnd(pfn) => {
+                self.ctx = kthread_ctx(at);
+                self.folio_end_writeback(pol, pfn);
+            }
+            KthreadWork::PolicyTimer(token) => {
+                self.ctx = kthread_ctx(at);
+                pol.timer(self, token);
+            }
+        }
+        self.kthreads.running = false;
+        self.ctx = saved;
+        true
+    }
+
+    /// Lets the kernel threads catch up to the current task's time: every queued item due by
+    /// `now()` runs (kswapd and the flusher run on other CPUs while this task reclaims or
+    /// sleeps). Not from inside kernel-thread work.
+    pub fn catch_up(&mut self, pol: &mut dyn Policy) {
+        if self.kthreads.running {
+            return;
+        }
+        let t = self.now();
+        while self.run_next_kthread_work(pol, t) {}
+    }
+
+    /// One kswapd run at `at`: balance_pgdat, then kswapd_try_to_sleep (sleep when balanced or
+    /// hopeless, otherwise run again once this run's time has passed).
+    fn kswapd_run(&mut self, pol: &mut dyn Policy, node: u8, at: u64) {
+        let n = node as usize;
+        if self.kthreads.kswapd_slept_at.len() <= n {
+            self.kthreads.kswapd_slept_at.resize(self.nodes.len(), None);
+        }
+        if let Some(slept) = self.kthreads.kswapd_slept_at[n].take() {
+            if at.saturating_sub(slept) < KSWAPD_SHORT_SLEEP_JIFFIES * NS_PER_JIFFY {
+                self.vm.add(Vm::KswapdLowWmarkHitQuickly, 1);
+            }
+        }
+        self.ctx = Ctx {
+            now: at,
+            cpu: 0,
+            pid: u32::MAX,
+            is_kswapd: true,
+            ..Ctx::default()
+        };
+        super::vmscan::balance_pgdat(self, pol, node);
+        let elapsed = self.ctx.elapsed.max(NS_PER_JIFFY / 100);
+        if self.pgdat_balanced(node) || self.nodes[n].kswapd_failures >= MAX_RECLAIM_RETRIES {
+            if self.pgdat_balanced(node) {
+                super::vmscan::clear_pgdat_congested(self, node);
+            }
+            self.nodes[n].kswapd_awake = false;
+            self.kthreads.kswapd_slept_at[n] = Some(at + elapsed);
+        } else {
+            self.vm.add(Vm::KswapdHighWmarkHitQuickly, 1);
+            self.queue_kswapd(at + elapsed, node);
+        }
+    }
+
+    /// One flusher run at `at` if it is the live generation; it queues its next run.
+    fn flusher_work(&mut self, gen: u64, at: u64) {
+        if gen != self.kthreads.flusher_gen {
+            return;
+        }
+        self.ctx = Ctx {
+            is_flusher: true,
+            ..kthread_ctx(at)
+        };
+        let next = self.flusher_run();
+        self.queue_flusher(next.max(at + 1));
+    }
+
+    /// The folios whose writeback completion is queued, in completion order (tests).
+    pub fn queued_writeback_ends(&self) -> Vec<Pfn> {
+        let mut v: Vec<(u64, Pfn)> = self
+            .kthreads
+            .queued()
+            .filter_map(|(t, w)| match w {
+                KthreadWork::WritebackEnd(pfn) => Some((t, pfn)),
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// Whether a flusher run was requested and has not run yet (`wb_wakeup` pending).
+    pub fn flusher_wakeup_pending(&self) -> bool {
+        self.wb.flusher_queued
+    }
+
+    /// Runs every queued writeback completion now, whatever its time (tests that step the
+    /// machine by hand).
+    pub fn complete_all_writeback(&mut self, pol: &mut dyn Policy) {
+        let ends = self.queued_writeback_ends();
+        let rest: Vec<_> = self
+            .kthreads
+            .queue
+            .drain()
+            .filter(|Reverse((_, _, w))| !matches!(w, KthreadWork::WritebackEnd(_)))
+            .collect();
+        self.kthreads.queue.extend(rest);
+        let saved = self.ctx;
+        for pfn in ends {
+            self.ctx = kthread_ctx(saved.now + saved.elapsed);
+            self.folio_end_writeback(pol, pfn);
+        }
+        self.ctx = saved;
+    }
+}
+
+/// The context of a kernel thread other than kswapd and the flusher (an I/O completion, a timer).
+fn kthread_ctx(at: u64) -> Ctx {
+    Ctx {
+        now: at,
+        pid: u32::MAX,
+        ..Ctx::default()
+    }
+}
