@@ -198,6 +198,9 @@ pub struct RunResult {
     pub fairness_memcgs: Option<crate::stats::Fairness>,
     /// Timed operations, when the scenario marks any (`Action::OpBegin`/`OpEnd`).
     pub requests: Option<RequestStats>,
+    /// Model-only: how often a task was preempted inside the kernel (between reclaim
+    /// priorities or charge and allocation retries) so that other tasks ran before it went on.
+    pub preemptions: u64,
 }
 
 /// One scheduled write to the lru_gen debugfs file and its outcome.

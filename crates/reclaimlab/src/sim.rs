@@ -228,6 +228,21 @@ struct Thread {
     op_hist: LatencyHist,
     /// First OpBegin and last OpEnd of this thread.
     op_window: Option<(u64, u64)>,
+    /// The access the thread yielded in, and the kernel state it resumes from.
+    yielded_access: Option<(PageRef, crate::access::Op, Via)>,
+    resume: Option<Box<crate::machine::Resume>>,
+    /// When the access in progress started (its latency spans its yields).
+    access_start: u64,
+}
+
+/// How an access step ended.
+enum AccessEnd {
+    /// Done at time `at`.
+    Done { hit: bool, major: bool, at: u64 },
+    /// The task yielded at `at` and resumes the access then.
+    Yielded { at: u64 },
+    /// The task was OOM-killed (or its allocation failed).
+    Killed,
 }
 
 /// The model a run executes on.
@@ -391,6 +406,8 @@ struct Engine {
     op_pow2_s: Vec<u64>,
     op_pow2_us: Vec<u64>,
     op_window: Option<(u64, u64)>,
+    /// Accesses preempted inside the kernel (`RunResult::preemptions`).
+    preemptions: u64,
 }
 
 /// Threads waiting at a barrier.
@@ -460,6 +477,9 @@ impl Engine {
                 ops: 0,
                 op_hist: LatencyHist::default(),
                 op_window: None,
+                yielded_access: None,
+                resume: None,
+                access_start: 0,
             })
             .collect();
         let mut e = Engine {
@@ -485,6 +505,7 @@ impl Engine {
             op_pow2_s: vec![0; 1],
             op_pow2_us: vec![0; 1],
             op_window: None,
+            preemptions: 0,
         };
         for i in 0..e.threads.len() {
             e.push(0, Ev::Thread(i as u32));
@@ -572,8 +593,14 @@ impl Engine {
         Ok(())
     }
 
-    /// Runs a thread's next action at time `t`; returns true when the thread has finished.
+    /// Runs a thread's next action at time `t` (or resumes the access it yielded in); returns
+    /// true when the thread has finished.
     fn step_thread(&mut self, i: usize, t: u64) -> bool {
+        if let Some((page, op, via)) = self.threads[i].yielded_access {
+            if !self.thread_process_dead(self.threads[i].pid) {
+                return self.run_access(i, t, page, op, via);
+            }
+        }
         loop {
             let pid = self.threads[i].pid;
             if self.threads[i].deadline.is_some_and(|d| t >= d) {
@@ -633,15 +660,8 @@ impl Engine {
                     self.push(t + elapsed, Ev::Thread(i as u32));
                 }
                 Action::Access { page, op, via } => {
-                    let Some((hit, major, elapsed)) = self.access(i, t, page, op, via) else {
-                        let th = &mut self.threads[i];
-                        th.killed = true;
-                        th.done = true;
-                        th.finish = t;
-                        return true;
-                    };
-                    self.record_access(i, hit, major, elapsed);
-                    self.push(t + elapsed.max(1), Ev::Thread(i as u32));
+                    self.threads[i].access_start = t;
+                    return self.run_access(i, t, page, op, via);
                 }
             }
             return false;
@@ -816,7 +836,49 @@ impl Engine {
         }
     }
 
-    /// One access; None if the task was killed. Returns (hit, major, elapsed).
+    /// Runs (or resumes) an access of thread `i` at `t` and queues the thread's next step;
+    /// returns true if the thread was killed.
+    fn run_access(
+        &mut self,
+        i: usize,
+        t: u64,
+        page: PageRef,
+        op: crate::access::Op,
+        via: Via,
+    ) -> bool {
+        match self.access(i, t, page, op, via) {
+            AccessEnd::Done { hit, major, at } => {
+                self.threads[i].yielded_access = None;
+                let elapsed = at - self.threads[i].access_start;
+                self.record_access(i, hit, major, elapsed);
+                self.push(at.max(t + 1), Ev::Thread(i as u32));
+                false
+            }
+            AccessEnd::Yielded { at } => {
+                self.preemptions += 1;
+                self.threads[i].yielded_access = Some((page, op, via));
+                self.push(at.max(t + 1), Ev::Thread(i as u32));
+                false
+            }
+            AccessEnd::Killed => {
+                let th = &mut self.threads[i];
+                th.yielded_access = None;
+                th.resume = None;
+                th.killed = true;
+                th.done = true;
+                th.finish = t;
+                true
+            }
+        }
+    }
+
+    /// The time of the next queued task-level event (a task past it yields at the next
+    /// preemption point).
+    fn next_event_time(&self) -> u64 {
+        self.queue.peek().map_or(u64::MAX, |Reverse((t, _, _))| *t)
+    }
+
+    /// One access (or its resumption after a yield).
     fn access(
         &mut self,
         i: usize,
@@ -824,13 +886,31 @@ impl Engine {
         page: PageRef,
         op: crate::access::Op,
         via: Via,
-    ) -> Option<(bool, bool, u64)> {
-        let ctx = self.ctx_for(i, t);
+    ) -> AccessEnd {
+        let mut ctx = self.ctx_for(i, t);
+        ctx.may_yield = true;
+        ctx.yield_at = self.next_event_time();
+        let resume = self.threads[i].resume.take();
+        ctx.resumed = resume.is_some();
         match &mut self.backend {
             Backend::Kernel { m, pol } => {
                 m.ctx = ctx;
-                let out = m.access(pol.as_mut(), ctx.pid, page, op, via)?;
-                Some((out.hit, out.major, m.ctx.elapsed))
+                m.resume = resume.map(|r| *r).unwrap_or_default();
+                let out = m.access(pol.as_mut(), ctx.pid, page, op, via);
+                let at = m.now();
+                if m.ctx.yielded {
+                    self.threads[i].resume = Some(Box::new(std::mem::take(&mut m.resume)));
+                    return AccessEnd::Yielded { at };
+                }
+                m.resume = Default::default();
+                match out {
+                    Some(o) => AccessEnd::Done {
+                        hit: o.hit,
+                        major: o.major,
+                        at,
+                    },
+                    None => AccessEnd::Killed,
+                }
             }
             Backend::Textbook { cache, cfg, .. } => {
                 let hit = cache.access(page.key(ctx.pid), op == crate::access::Op::Write);
@@ -843,7 +923,11 @@ impl Engine {
                         }
                         (false, PageRef::Anon { .. }) => c.minor_fault_ns,
                     };
-                Some((hit, !hit && matches!(page, PageRef::File { .. }), elapsed))
+                AccessEnd::Done {
+                    hit,
+                    major: !hit && matches!(page, PageRef::File { .. }),
+                    at: t + elapsed,
+                }
             }
         }
     }
@@ -1022,6 +1106,7 @@ impl Engine {
             fairness_workers: self.fairness_workers(),
             fairness_memcgs: self.fairness_memcgs(scn),
             requests: self.requests(scn),
+            preemptions: self.preemptions,
         }
     }
 }

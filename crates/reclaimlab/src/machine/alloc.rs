@@ -68,23 +68,38 @@ impl Machine {
     /// gate, and the OOM killer. None when the current task was killed or nothing is left.
     pub fn alloc_page(&mut self, pol: &mut dyn Policy, preferred: u8) -> Option<Pfn> {
         self.spend(self.cfg.cost.alloc_page_ns);
-        self.vm.add(Vm::PgAlloc, 1);
         if let Some(p) = self.get_page_from_freelist(preferred, Wmark::Low) {
+            self.resume.slowpath = None;
+            self.resume
+                .reclaim
+                .take_if(|sc| sc.target_mem_cgroup.is_none());
+            self.vm.add(Vm::PgAlloc, 1);
             return Some(p);
         }
-        self.alloc_slowpath(pol, preferred)
+        let p = self.alloc_slowpath(pol, preferred);
+        if p.is_some() {
+            self.vm.add(Vm::PgAlloc, 1);
+        }
+        p
     }
 
     fn alloc_slowpath(&mut self, pol: &mut dyn Policy, preferred: u8) -> Option<Pfn> {
-        let mut no_progress_loops = 0u32;
+        let mut no_progress_loops = self.resume.slowpath.take().unwrap_or(0);
         loop {
             for n in 0..self.nodes.len() as u8 {
                 self.wakeup_kswapd(n);
             }
             if let Some(p) = self.get_page_from_freelist(preferred, Wmark::Min) {
+                self.resume
+                    .reclaim
+                    .take_if(|sc| sc.target_mem_cgroup.is_none());
                 return Some(p);
             }
             let progress = super::vmscan::try_to_free_pages(self, pol, preferred);
+            if self.ctx.yielded {
+                self.resume.slowpath = Some(no_progress_loops);
+                return None;
+            }
             if let Some(p) = self.get_page_from_freelist(preferred, Wmark::Min) {
                 return Some(p);
             }
@@ -94,6 +109,10 @@ impl Machine {
                 no_progress_loops += 1;
             }
             if no_progress_loops <= MAX_RECLAIM_RETRIES && self.should_reclaim_retry(pol) {
+                if self.preempt_point(pol) {
+                    self.resume.slowpath = Some(no_progress_loops);
+                    return None;
+                }
                 continue;
             }
             // __alloc_pages_may_oom: one last try at the high watermark, then kill.

@@ -119,6 +119,7 @@ impl Machine {
                 self.wb.nr_writeback
             ));
         }
+        self.check_memcg_wb_stats()?;
         for (pfn, f) in self.folios.iter().enumerate() {
             if let Owner::File { file, index } = f.owner {
                 if self.files[file as usize].slots[index as usize] != Slot::Page(pfn as u32) {
@@ -244,6 +245,38 @@ impl Machine {
             return Err(format!(
                 "NR_ISOLATED {isolated} but {flagged} isolated folios"
             ));
+        }
+        Ok(())
+    }
+}
+
+impl Machine {
+    /// Each memcg's hierarchical file, dirty and writeback counts equal its folios'.
+    fn check_memcg_wb_stats(&self) -> Result<(), String> {
+        let mut want = vec![[0u64; 3]; self.memcgs.len()];
+        for f in &self.folios {
+            let file = matches!(f.owner, Owner::File { .. });
+            let add = [
+                file as u64,
+                (file && f.test(pg::DIRTY)) as u64,
+                f.test(pg::WRITEBACK) as u64,
+            ];
+            if add == [0; 3] || f.owner == Owner::Free {
+                continue;
+            }
+            for c in self.memcg_ancestors(f.memcg) {
+                for k in 0..3 {
+                    want[c as usize][k] += add[k];
+                }
+            }
+        }
+        for (c, w) in want.iter().enumerate() {
+            if *w != self.memcgs[c].wb_stat {
+                return Err(format!(
+                    "memcg {c} file/dirty/writeback {:?} but folios say {w:?}",
+                    self.memcgs[c].wb_stat
+                ));
+            }
         }
         Ok(())
     }

@@ -86,6 +86,11 @@ impl Counters {
     pub fn add(&mut self, v: Vm, n: u64) {
         self.0[v as usize] += n;
     }
+    /// Takes back `n` counted by mistake (an allocation a preempted task gives back).
+    #[inline]
+    pub fn sub(&mut self, v: Vm, n: u64) {
+        self.0[v as usize] -= n;
+    }
     #[inline]
     pub fn get(&self, v: Vm) -> u64 {
         self.0[v as usize]

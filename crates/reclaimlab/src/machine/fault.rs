@@ -21,7 +21,9 @@ pub struct AccessOutcome {
 
 impl Machine {
     /// Performs one access of process `pid`. Returns None if the task was killed (or the
-    /// allocation failed) during it; the access then did not happen.
+    /// allocation failed) during it, or if it yielded (`ctx.yielded`: the engine runs it again
+    /// later with `ctx.resumed`, and it goes on from `resume`); the access then did not happen
+    /// (yet).
     pub fn access(
         &mut self,
         pol: &mut dyn Policy,
@@ -30,9 +32,18 @@ impl Machine {
         op: Op,
         via: Via,
     ) -> Option<AccessOutcome> {
-        self.spend(self.cfg.cost.cpu_access_ns);
+        if !self.ctx.resumed {
+            self.spend(self.cfg.cost.cpu_access_ns);
+        }
         // The task runs: lru_gen_use_mm marks its mm for every node's next walk.
         self.procs[pid as usize].mm_used = !0;
+        if self.ctx.resumed {
+            let (pages, memcg) = std::mem::take(&mut self.resume.over_high);
+            self.ctx.over_high += pages;
+            if pages > 0 {
+                self.ctx.over_high_memcg = memcg;
+            }
+        }
         let write = op == Op::Write;
         let out = match (page, via) {
             (PageRef::Anon { page }, _) => {
@@ -50,6 +61,10 @@ impl Machine {
             }
         };
         self.ctx.in_lru_fault = false;
+        if self.ctx.yielded {
+            self.resume.over_high = (self.ctx.over_high, self.ctx.over_high_memcg);
+            return None;
+        }
         if out.is_some() {
             self.handle_over_high(pol);
         }
@@ -95,6 +110,11 @@ impl Machine {
             swap: 0,
         };
         if !self.try_charge(pol, memcg, 1) {
+            if self.ctx.yielded {
+                // The kernel holds the page while the charge sleeps; the model gives it back
+                // and allocates again on resume, counting the allocation once.
+                self.vm.sub(Vm::PgAlloc, 1);
+            }
             let node = self.folios[pfn as usize].node;
             self.folios[pfn as usize] = Folio {
                 node,
@@ -116,6 +136,10 @@ impl Machine {
     }
 
     fn count_fault(&mut self, pid: u32, major: bool) {
+        // A resumed access continues the fault it yielded in (counted then).
+        if self.ctx.resumed {
+            return;
+        }
         let memcg = self.procs[pid as usize].memcg;
         self.count(memcg, Vm::Pgfault, 1);
         if major {
@@ -270,7 +294,7 @@ impl Machine {
         if write {
             // generic_perform_write: no FGP_ACCESSED, so no folio_mark_accessed.
             self.folio_mark_dirty(pfn);
-            self.balance_dirty_pages();
+            self.balance_dirty_pages(self.procs[pid as usize].memcg);
         } else {
             // filemap_read marks a folio once per run of reads within it (pos_same_folio).
             if !self.procs[pid as usize].read_same_page_as_last(file, index) {
@@ -298,6 +322,8 @@ impl Machine {
         let old = std::mem::replace(&mut f.slots[index as usize], Slot::Page(pfn));
         f.nr_pages += 1;
         self.wb.nr_file_pages += 1;
+        let memcg = self.folios[pfn as usize].memcg;
+        self.memcg_wb_stat_add(memcg, super::writeback::WbStat::FilePages, 1);
         if let Slot::Shadow(shadow) = old {
             self.files[file as usize].nr_shadows -= 1;
             if !write {
@@ -344,7 +370,7 @@ impl Machine {
                 // Write-protect fault on a clean shared page: do_page_mkwrite dirties it.
                 self.count_fault(pid, false);
                 self.folio_mark_dirty(pfn);
-                self.balance_dirty_pages();
+                self.balance_dirty_pages(self.procs[pid as usize].memcg);
             }
             return Some(AccessOutcome {
                 hit: true,
@@ -372,7 +398,7 @@ impl Machine {
         self.map_folio(pid, vma, index, pfn, write && shared);
         if write && shared {
             self.folio_mark_dirty(pfn);
-            self.balance_dirty_pages();
+            self.balance_dirty_pages(self.procs[pid as usize].memcg);
         }
         Some(AccessOutcome { hit, major: !hit })
     }

@@ -31,6 +31,9 @@ pub struct Memcg {
     pub local_pages: u64,
     /// Heat-level reclaim state per node (empty until first used; never for the root).
     pub heat: Vec<super::memcg_walk::HeatState>,
+    /// Hierarchical NR_FILE_PAGES, NR_FILE_DIRTY and NR_WRITEBACK (pages) of this memcg and
+    /// its descendants, for its dirty-throttling domain (`mem_cgroup_wb_stats`).
+    pub wb_stat: [u64; 3],
 }
 
 impl Memcg {
@@ -52,6 +55,7 @@ impl Memcg {
             events: Counters::default(),
             local_pages: 0,
             heat: Vec::new(),
+            wb_stat: [0; 3],
         }
     }
 }
@@ -139,19 +143,36 @@ impl Machine {
     }
 
     /// `try_charge_memcg` for one page: limit reclaim, MAX_RECLAIM_RETRIES zero-progress retries,
-    /// then the memcg OOM killer. Returns false when the charge failed (the task was killed or
-    /// nothing could be killed).
+    /// then the memcg OOM killer. Returns false when the charge failed (the task was killed,
+    /// nothing could be killed, or the task yielded: `ctx.yielded`, the loop's state saved in
+    /// `resume.charge`).
     pub fn try_charge(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> bool {
-        let mut retries = MAX_RECLAIM_RETRIES;
-        let mut drained = false;
+        let (mut retries, mut drained) = match self.resume.charge.take() {
+            Some(c) if c.memcg == memcg => (c.retries, c.drained),
+            _ => (MAX_RECLAIM_RETRIES, false),
+        };
         loop {
             let Some(over) = self.page_counter_try_charge(memcg, nr) else {
+                self.resume
+                    .reclaim
+                    .take_if(|sc| sc.target_mem_cgroup.is_some());
                 self.note_over_high(memcg, nr);
                 return true;
             };
-            self.count_memcg(over, Vm::MemcgMax, 1);
+            // A reclaim the task was preempted in goes on: the same attempt, no new event.
+            let in_reclaim = self
+                .resume
+                .reclaim
+                .as_ref()
+                .is_some_and(|sc| sc.target_mem_cgroup == Some(over));
+            if !in_reclaim {
+                self.count_memcg(over, Vm::MemcgMax, 1);
+            }
             let reclaimed =
                 super::vmscan::try_to_free_mem_cgroup_pages(self, pol, over, nr, true, false, None);
+            if self.ctx.yielded {
+                return self.charge_yield(memcg, retries, drained);
+            }
             if self.memcg_margin(over) >= nr {
                 continue;
             }
@@ -162,10 +183,16 @@ impl Machine {
                 continue;
             }
             if reclaimed > 0 && nr <= 8 {
+                if self.preempt_point(pol) {
+                    return self.charge_yield(memcg, retries, drained);
+                }
                 continue;
             }
             if retries > 0 {
                 retries -= 1;
+                if self.preempt_point(pol) {
+                    return self.charge_yield(memcg, retries, drained);
+                }
                 continue;
             }
             // mem_cgroup_oom: a kill resets the retries; no victim means -ENOMEM.
@@ -178,6 +205,16 @@ impl Machine {
             }
             retries = MAX_RECLAIM_RETRIES;
         }
+    }
+
+    /// The charging task yields: its retry loop resumes later where it stopped.
+    fn charge_yield(&mut self, memcg: u16, retries: u32, drained: bool) -> bool {
+        self.resume.charge = Some(super::ChargeLoop {
+            memcg,
+            retries,
+            drained,
+        });
+        false
     }
 
     /// Records pages charged above memory.high (`current->memcg_nr_pages_over_high`).

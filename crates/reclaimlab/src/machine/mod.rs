@@ -202,6 +202,37 @@ pub struct Ctx {
     pub over_high_memcg: u16,
     /// Time spent in direct reclaim and throttling in this operation.
     pub reclaim_ns: u64,
+    /// The task may be preempted at the kernel's preemption points (`Machine::preempt_point`):
+    /// set for tasks' accesses, not for kernel threads or control-file writes.
+    pub may_yield: bool,
+    /// The time of the next other event: a task past it yields at the next preemption point.
+    pub yield_at: u64,
+    /// The task yielded: the access unwinds and resumes later from `Machine::resume`.
+    pub yielded: bool,
+    /// This access resumes one that yielded (its fault and allocation were counted already).
+    pub resumed: bool,
+}
+
+/// Where an access that yielded the CPU resumes: the kernel task's state across the reschedule
+/// (its loop counters and the direct reclaim it was in the middle of).
+#[derive(Clone, Debug, Default)]
+pub struct Resume {
+    /// `try_charge_memcg`'s retry loop.
+    pub charge: Option<ChargeLoop>,
+    /// `__alloc_pages_slowpath`'s `no_progress_loops`.
+    pub slowpath: Option<u32>,
+    /// A `do_try_to_free_pages` between two priorities.
+    pub reclaim: Option<vmscan::ScanControl>,
+    /// Pages charged above memory.high before the yield (`memcg_nr_pages_over_high`).
+    pub over_high: (u64, u16),
+}
+
+/// `try_charge_memcg`'s loop state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChargeLoop {
+    pub memcg: u16,
+    pub retries: u32,
+    pub drained: bool,
 }
 
 /// The modelled machine.
@@ -219,6 +250,8 @@ pub struct Machine {
     pub ctx: Ctx,
     /// kswapd, the flusher, I/O completions and policy timers (`kthreads.rs`).
     pub kthreads: kthreads::Kthreads,
+    /// The state a yielded access resumes from (taken and restored by the event engine).
+    pub resume: Resume,
     /// Per-CPU `lru_add` and `lru_activate` batches.
     pub lru_add_batch: Vec<Vec<Pfn>>,
     pub lru_activate_batch: Vec<Vec<Pfn>>,
@@ -273,6 +306,7 @@ impl Machine {
             vm: Counters::default(),
             ctx: Ctx::default(),
             kthreads: Default::default(),
+            resume: Resume::default(),
             lru_add_batch: vec![Vec::with_capacity(32); ncpu],
             lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
             wb: writeback::WritebackState::default(),
@@ -337,6 +371,19 @@ impl Machine {
     #[inline]
     pub fn spend(&mut self, ns: u64) {
         self.ctx.elapsed += ns;
+    }
+
+    /// A point where the kernel may reschedule the current task (between reclaim priorities,
+    /// between charge and allocation retries): if another event is due before this task's
+    /// time, the task yields and returns true (its caller saves its state in `resume` and
+    /// unwinds); otherwise the kernel threads catch up to its time and it goes on.
+    pub fn preempt_point(&mut self, pol: &mut dyn crate::policy::Policy) -> bool {
+        if self.ctx.may_yield && self.now() > self.ctx.yield_at {
+            self.ctx.yielded = true;
+            return true;
+        }
+        self.catch_up(pol);
+        false
     }
 
     /// The current simulated time inside an operation.

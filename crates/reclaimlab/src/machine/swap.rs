@@ -194,6 +194,7 @@ impl Machine {
                 f.clear(pg::DIRTY);
                 f.set(pg::WRITEBACK);
                 self.wb.nr_writeback += 1;
+                self.memcg_wb_stat_add(memcg, super::writeback::WbStat::Writeback, 1);
                 self.queue_kthread_work(done, super::kthreads::KthreadWork::WritebackEnd(pfn));
                 self.count(memcg, Vm::Pswpout, 1);
                 self.count(memcg, Vm::Pgpgout, 4);

@@ -73,6 +73,9 @@ pub struct ScanControl {
     pub memcgs_need_aging: bool,
     /// v6.1 `last_reclaimed`: nr_reclaimed when kswapd last aged (its should_abort_scan).
     pub last_reclaimed: u64,
+    /// Not a kernel field: this scan control resumes a `do_try_to_free_pages` whose task was
+    /// preempted between two priorities.
+    pub resuming: bool,
 }
 
 pub const DEACTIVATE_ANON: u8 = 1;
@@ -102,6 +105,7 @@ impl ScanControl {
             mm_walker: false,
             memcgs_need_aging: false,
             last_reclaimed: 0,
+            resuming: false,
             cache_trim_mode: false,
             cache_trim_mode_failed: false,
             no_cache_trim_mode: false,
@@ -304,6 +308,7 @@ fn remove_mapping(m: &mut Machine, pol: &mut dyn Policy, pfn: Pfn, sc: &ScanCont
             fl.nr_pages -= 1;
             fl.nr_shadows += 1;
             m.wb.nr_file_pages -= 1;
+            m.memcg_wb_stat_add(f.memcg, super::writeback::WbStat::FilePages, -1);
         }
         Owner::Anon { .. } => {
             let Some(slot) = f.swap.checked_sub(1) else {
@@ -359,16 +364,25 @@ pub fn reclaim_throttle(m: &mut Machine, pol: &dyn Policy, node: u8, reason: Vms
     m.vm.add(Vm::ThrottleNs, ns);
 }
 
-/// `try_to_free_pages`: direct reclaim of SWAP_CLUSTER_MAX pages for an allocation.
+/// `try_to_free_pages`: direct reclaim of SWAP_CLUSTER_MAX pages for an allocation (resuming
+/// the one the task was preempted in, if any).
 pub fn try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, preferred: u8) -> u64 {
     let start = m.ctx.elapsed;
-    let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None);
+    let mut sc =
+        resumed_scan_control(m, None).unwrap_or_else(|| ScanControl::new(SWAP_CLUSTER_MAX, None));
     let _ = preferred;
     let r = do_try_to_free_pages(m, pol, &mut sc);
     let ns = m.ctx.elapsed - start;
     m.ctx.reclaim_ns += ns;
     m.vm.add(Vm::DirectReclaimNs, ns);
     r
+}
+
+/// The scan control of a `do_try_to_free_pages` for `target` that the task was preempted in.
+fn resumed_scan_control(m: &mut Machine, target: Option<u16>) -> Option<ScanControl> {
+    m.resume
+        .reclaim
+        .take_if(|sc| sc.target_mem_cgroup == target)
 }
 
 /// `try_to_free_mem_cgroup_pages`: memcg limit, high or proactive reclaim.
@@ -382,10 +396,13 @@ pub fn try_to_free_mem_cgroup_pages(
     swappiness: Option<u32>,
 ) -> u64 {
     let start = m.ctx.elapsed;
-    let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), Some(memcg));
-    sc.may_swap = may_swap;
-    sc.proactive = proactive;
-    sc.proactive_swappiness = swappiness;
+    let mut sc = resumed_scan_control(m, Some(memcg)).unwrap_or_else(|| {
+        let mut sc = ScanControl::new(nr_pages.max(SWAP_CLUSTER_MAX), Some(memcg));
+        sc.may_swap = may_swap;
+        sc.proactive = proactive;
+        sc.proactive_swappiness = swappiness;
+        sc
+    });
     let r = do_try_to_free_pages(m, pol, &mut sc);
     if !m.ctx.is_kswapd {
         let ns = m.ctx.elapsed - start;
@@ -395,11 +412,13 @@ pub fn try_to_free_mem_cgroup_pages(
     r
 }
 
-/// `do_try_to_free_pages` (classic-lru.md §4.4).
+/// `do_try_to_free_pages` (classic-lru.md §4.4). Between two priorities the task may be
+/// preempted (`cond_resched`): it then saves `sc` in `m.resume` and returns 0 with
+/// `m.ctx.yielded` set; the resumed call goes on at the next priority.
 pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut ScanControl) -> u64 {
-    let initial_priority = sc.priority;
+    let initial_priority = DEF_PRIORITY;
     loop {
-        if !sc.cgroup_reclaim() {
+        if !std::mem::take(&mut sc.resuming) && !sc.cgroup_reclaim() {
             m.vm.add(Vm::AllocstallMovable, 1);
         }
         loop {
@@ -414,6 +433,11 @@ pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut Scan
             sc.priority -= 1;
             if sc.priority < 0 {
                 break;
+            }
+            if m.preempt_point(pol) {
+                sc.resuming = true;
+                m.resume.reclaim = Some(sc.clone());
+                return 0;
             }
         }
         for node in 0..m.nr_nodes() as u8 {

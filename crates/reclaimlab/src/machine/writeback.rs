@@ -20,7 +20,41 @@ pub struct WritebackState {
     pub cursor: Vec<u64>,
 }
 
+/// The per-memcg writeback statistics (`Memcg::wb_stat`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WbStat {
+    FilePages = 0,
+    Dirty = 1,
+    Writeback = 2,
+}
+
+/// A dirty-throttling domain (`struct dirty_throttle_control`): the global one or a memcg's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirtyDomain {
+    /// Dirtyable memory (`avail`).
+    pub avail: u64,
+    /// NR_FILE_DIRTY (+ NR_WRITEBACK when throttling).
+    pub dirty: u64,
+    pub bg_thresh: u64,
+    pub thresh: u64,
+}
+
+impl DirtyDomain {
+    /// `dirty_freerun_ceiling`.
+    pub fn freerun(&self) -> u64 {
+        (self.thresh + self.bg_thresh) / 2
+    }
+}
+
 impl Machine {
+    /// Adds `delta` to a writeback statistic of `memcg` and its ancestors.
+    pub fn memcg_wb_stat_add(&mut self, memcg: u16, stat: WbStat, delta: i64) {
+        self.for_each_ancestor(memcg, |mc| {
+            let v = &mut mc.wb_stat[stat as usize];
+            *v = v.wrapping_add_signed(delta);
+        });
+    }
+
     /// `folio_mark_dirty`: set PG_dirty; page-cache folios are counted in NR_FILE_DIRTY and
     /// date their inode (`__mark_inode_dirty`).
     pub fn folio_mark_dirty(&mut self, pfn: Pfn) {
@@ -31,6 +65,7 @@ impl Machine {
         self.folios[pfn as usize].set(pg::DIRTY);
         if let Owner::File { file, .. } = f.owner {
             self.wb.nr_dirty += 1;
+            self.memcg_wb_stat_add(f.memcg, WbStat::Dirty, 1);
             let now = self.now();
             let fl = &mut self.files[file as usize];
             if fl.nr_dirty == 0 {
@@ -42,8 +77,10 @@ impl Machine {
 
     /// The dirty counters of a page-cache folio that stops being dirty.
     pub fn account_clean(&mut self, pfn: Pfn) {
-        if let Owner::File { file, .. } = self.folios[pfn as usize].owner {
+        let f = self.folios[pfn as usize];
+        if let Owner::File { file, .. } = f.owner {
             self.wb.nr_dirty -= 1;
+            self.memcg_wb_stat_add(f.memcg, WbStat::Dirty, -1);
             self.files[file as usize].nr_dirty -= 1;
         }
     }
@@ -53,38 +90,126 @@ impl Machine {
         self.nr_free() + self.wb.nr_file_pages + 1
     }
 
-    /// `domain_dirty_limits`: (bg_thresh, thresh).
+    /// `domain_dirty_limits`: (bg_thresh, thresh) of the global domain.
     pub fn dirty_limits(&self) -> (u64, u64) {
-        let d = self.dirtyable_memory();
-        let thresh = d * self.cfg.dirty_ratio / 100;
-        let mut bg = d * self.cfg.dirty_background_ratio / 100;
+        self.domain_limits(self.dirtyable_memory())
+    }
+
+    /// `domain_dirty_limits` for a domain with `avail` dirtyable pages: (bg_thresh, thresh).
+    fn domain_limits(&self, avail: u64) -> (u64, u64) {
+        let thresh = avail * self.cfg.dirty_ratio / 100;
+        let mut bg = avail * self.cfg.dirty_background_ratio / 100;
         if bg >= thresh {
             bg = thresh / 2;
         }
         (bg, thresh)
     }
 
-    /// `balance_dirty_pages` after a task dirtied a page: start background writeback above
-    /// bg_thresh; no pause below the freerun ceiling; a pause growing to max_pause up to
-    /// thresh; max_pause above it (the simplified control law of classic-lru.md §7.1).
-    pub fn balance_dirty_pages(&mut self) {
-        let (bg, thresh) = self.dirty_limits();
-        let dirty = self.wb.nr_dirty + self.wb.nr_writeback;
-        if self.wb.nr_dirty > bg {
+    /// The global domain (`gdtc`, `domain_dirty_avail`), counting pages under writeback as
+    /// dirty when throttling.
+    pub fn global_dirty_domain(&self, include_writeback: bool) -> DirtyDomain {
+        let avail = self.dirtyable_memory();
+        let (bg_thresh, thresh) = self.domain_limits(avail);
+        let wb = if include_writeback {
+            self.wb.nr_writeback
+        } else {
+            0
+        };
+        DirtyDomain {
+            avail,
+            dirty: self.wb.nr_dirty + wb,
+            bg_thresh,
+            thresh,
+        }
+    }
+
+    /// The memcg domain of cgroup writeback (`mdtc`: `mem_cgroup_wb_stats`,
+    /// `mdtc_calc_avail`): the memcg's file pages plus the clean memory it could still get
+    /// (its headroom below memory.max/high, up to the clean pages elsewhere). None for the
+    /// root, which has no domain of its own.
+    pub fn memcg_dirty_domain(
+        &self,
+        memcg: u16,
+        global: &DirtyDomain,
+        include_writeback: bool,
+    ) -> Option<DirtyDomain> {
+        if memcg == 0 {
+            return None;
+        }
+        let mc = &self.memcgs[memcg as usize];
+        let filepages = mc.wb_stat[WbStat::FilePages as usize];
+        let mut dirty = mc.wb_stat[WbStat::Dirty as usize];
+        if include_writeback {
+            dirty += mc.wb_stat[WbStat::Writeback as usize];
+        }
+        let headroom = self
+            .memcg_ancestors(memcg)
+            .filter(|&c| c != 0)
+            .map(|c| {
+                let m = &self.memcgs[c as usize];
+                let ceiling = m.max.min(m.high);
+                ceiling - ceiling.min(m.usage)
+            })
+            .min()
+            .unwrap_or(u64::MAX);
+        let clean = filepages - filepages.min(dirty);
+        let global_clean = global.avail - global.avail.min(global.dirty);
+        let other_clean = global_clean - global_clean.min(clean);
+        let avail = filepages + headroom.min(other_clean);
+        let (bg_thresh, thresh) = self.domain_limits(avail);
+        Some(DirtyDomain {
+            avail,
+            dirty,
+            bg_thresh,
+            thresh,
+        })
+    }
+
+    /// `balance_dirty_pages` after a task of `memcg` dirtied a page: start background
+    /// writeback above the global bg_thresh (or whenever a domain is past its freerun
+    /// ceiling); no pause while both the global and the memcg domain are below their freerun
+    /// ceilings; otherwise a pause growing to max_pause up to thresh and max_pause above it
+    /// (the simplified control law of classic-lru.md §7.1), from the more restrictive domain.
+    pub fn balance_dirty_pages(&mut self, memcg: u16) {
+        let g = self.global_dirty_domain(true);
+        let mdtc = self.memcg_dirty_domain(memcg, &g, true);
+        if self.wb.nr_dirty > g.bg_thresh {
             self.wakeup_flusher(false);
         }
-        let freerun = (thresh + bg) / 2;
-        if dirty <= freerun {
+        let over = |d: &DirtyDomain| d.dirty > d.freerun();
+        if !over(&g) && !mdtc.as_ref().is_some_and(over) {
             return;
         }
+        self.wakeup_flusher(false);
         let max_pause = DIRTY_MAX_PAUSE_JIFFIES * NS_PER_JIFFY;
-        let pause = if dirty >= thresh {
-            max_pause
-        } else {
-            max_pause * (dirty - freerun) / (thresh - freerun).max(1)
+        let pause_of = |d: &DirtyDomain| {
+            let freerun = d.freerun();
+            if d.dirty <= freerun {
+                0
+            } else if d.dirty >= d.thresh {
+                max_pause
+            } else {
+                max_pause * (d.dirty - freerun) / (d.thresh - freerun).max(1)
+            }
         };
+        let pause = pause_of(&g).max(mdtc.as_ref().map_or(0, pause_of));
         self.spend(pause);
         self.vm.add(Vm::DirtyThrottleNs, pause);
+    }
+
+    /// `wb_over_bg_thresh`: background writeback goes on while the global domain, or the domain
+    /// of some memcg, has more dirty pages than its background threshold.
+    fn over_bg_thresh(&self) -> bool {
+        let g = self.global_dirty_domain(false);
+        if g.dirty > g.bg_thresh {
+            return true;
+        }
+        (1..self.memcgs.len() as u16).any(|c| {
+            self.memcgs[c as usize].wb_stat[WbStat::Dirty as usize] > 0
+                && self
+                    .memcg_dirty_domain(c, &g, false)
+                    .is_some_and(|d| d.dirty > d.bg_thresh)
+        })
     }
 
     /// `wakeup_flusher_threads` / `wb_start_background_writeback`.
@@ -110,8 +235,7 @@ impl Machine {
             if self.files[file as usize].nr_dirty == 0 {
                 continue;
             }
-            let (bg, _) = self.dirty_limits();
-            let background = self.wb.nr_dirty > bg;
+            let background = self.over_bg_thresh();
             // kupdate writes inodes not dirtied after jiffies - dirty_expire_interval
             // (`inode_dirtied_after`): compared in jiffies, as the kernel does.
             let dirtied = self.files[file as usize].dirtied_when / NS_PER_JIFFY;
@@ -125,8 +249,7 @@ impl Machine {
         if !more {
             self.wb.start_all = false;
         }
-        let (bg, _) = self.dirty_limits();
-        if more && (self.wb.start_all || self.wb.nr_dirty > bg) {
+        if more && (self.wb.start_all || self.over_bg_thresh()) {
             // Come back when this chunk's I/O has had time to drain.
             now + 10 * NS_PER_JIFFY
         } else {
@@ -168,6 +291,7 @@ impl Machine {
         f.set(pg::WRITEBACK);
         let memcg = f.memcg;
         self.wb.nr_writeback += 1;
+        self.memcg_wb_stat_add(memcg, WbStat::Writeback, 1);
         let now = self.now();
         let done = self.file_dev.submit(now, 4096, true);
         self.count(memcg, Vm::Pgpgout, 4);
@@ -183,6 +307,7 @@ impl Machine {
             return;
         }
         self.wb.nr_writeback -= 1;
+        self.memcg_wb_stat_add(f.memcg, WbStat::Writeback, -1);
         if f.test(pg::RECLAIM) {
             self.folios[pfn as usize].clear(pg::RECLAIM);
             pol.folio_rotate_reclaimable(self, pfn);

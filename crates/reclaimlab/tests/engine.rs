@@ -1,0 +1,248 @@
+//! The event engine's concurrency: kernel threads (flusher, I/O completion, kswapd) progress
+//! while a task reclaims, tasks preempted inside the kernel resume where they stopped, and
+//! cgroup writeback's memcg dirty domain throttles a writer in a small memcg.
+
+use reclaimlab::access::{Op, PageRef, Via};
+use reclaimlab::machine::kthreads::KthreadWork;
+use reclaimlab::machine::{Ctx, Machine, MachineConfig, MemcgConfig, SwapConfig, Vm};
+use reclaimlab::metrics::RunResult;
+use reclaimlab::policy::classic::Classic;
+use reclaimlab::sim::{run, RunOptions};
+use reclaimlab::workload::pattern::Pattern;
+use reclaimlab::workload::{Phase, ProcSpec, Scenario, Stream, Target, ThreadSpec};
+
+fn go(scn: &Scenario, spec: &str, check: bool) -> RunResult {
+    run(
+        scn,
+        spec.parse().expect("policy"),
+        &RunOptions {
+            seed: 3,
+            check_invariants: check,
+            ..Default::default()
+        },
+    )
+    .expect("run")
+}
+
+/// One process in `memcg` writing `pages` pages of a file once, sequentially, through write().
+fn file_writer(mem_pages: u64, memcg: Option<u64>, pages: u64) -> Scenario {
+    let mut machine = MachineConfig::simple(mem_pages);
+    let path = if let Some(max) = memcg {
+        let mut mc = MemcgConfig::new("/w");
+        mc.max = max;
+        machine.memcgs.push(mc);
+        "/w"
+    } else {
+        "/"
+    };
+    Scenario {
+        name: "writer".into(),
+        description: String::new(),
+        machine,
+        files: vec![reclaimlab::workload::FileSpec {
+            name: "out".into(),
+            pages,
+        }],
+        procs: vec![ProcSpec {
+            name: "dd".into(),
+            memcg: path.into(),
+            anon_pages: 0,
+            mmaps: vec![],
+        }],
+        threads: vec![ThreadSpec {
+            proc: 0,
+            cpu: 0,
+            stream: Stream::Phases(vec![Phase {
+                pattern: Pattern::Sequential { pages },
+                target: Target::File {
+                    file: 0,
+                    via: Via::Fd,
+                },
+                write_pct: 100,
+                ops: pages,
+                think_ns: 0,
+                offset: 0,
+            }]),
+        }],
+    }
+}
+
+/// A memcg full of dirty page cache: limit reclaim can only succeed once the writeback it asked
+/// for (WB_REASON_VMSCAN) has completed, so the flusher and the I/O completions must run while
+/// the charging task retries (no event engine here: only `Machine::catch_up` can run them).
+#[test]
+fn limit_reclaim_lets_the_writeback_it_started_complete() {
+    let mut cfg = MachineConfig::simple(16384);
+    cfg.dirty_ratio = 100;
+    cfg.dirty_background_ratio = 99;
+    let mut mc = MemcgConfig::new("/w");
+    mc.max = 1024;
+    cfg.memcgs.push(mc);
+    let mut m = Machine::new(cfg).unwrap();
+    let mut pol = Classic::new(&m);
+    let memcg = m.memcg_by_path("/w").unwrap();
+    let pid = m.create_process("dd", memcg, 0);
+    let file = m.create_file("out", 2048);
+    let mut t = 0;
+    for page in 0..1100 {
+        m.ctx = Ctx {
+            now: t,
+            pid,
+            ..Ctx::default()
+        };
+        let out = m.access(
+            &mut pol,
+            pid,
+            PageRef::File { file, page },
+            Op::Write,
+            Via::Fd,
+        );
+        assert!(
+            out.is_some(),
+            "write {page} failed: OOM with dirty pages to write"
+        );
+        t = m.now() + 1;
+    }
+    assert_eq!(m.vm.get(Vm::OomKill), 0);
+    assert!(m.vm.get(Vm::Pgpgout) > 0);
+}
+
+/// The same through the engine: a writer of 4x its memcg's limit is never OOM-killed.
+#[test]
+fn limit_reclaim_waits_for_the_writeback_it_started() {
+    let mut scn = file_writer(16384, Some(1024), 4096);
+    scn.machine.dirty_ratio = 100;
+    scn.machine.dirty_background_ratio = 99;
+    for spec in ["classic:6.12", "mglru:6.12", "mglru:7.2"] {
+        let r = go(&scn, spec, false);
+        assert_eq!(r.oom_kills, 0, "{spec}");
+        assert_eq!(r.accesses, 4096, "{spec}");
+        assert!(
+            r.vmstat["pgpgout"] >= 4 * (4096 - 1024),
+            "{spec}: {}",
+            r.vmstat["pgpgout"]
+        );
+        assert!(r.memcgs[1].events["max"] > 0, "{spec}: no limit reclaim");
+    }
+}
+
+/// cgroup writeback: a writer of 23 MiB in an 8 MiB memcg of a 256 MiB machine is throttled by its
+/// memcg's dirty domain (the global thresholds are far above its dirty pages), and the
+/// flusher writes in the background before the memcg fills. In the root memcg the same
+/// writer stays below the global freerun ceiling and is never paused.
+#[test]
+fn a_small_memcg_has_its_own_dirty_limits() {
+    let in_memcg = go(&file_writer(65536, Some(2048), 6000), "classic:6.12", false);
+    let in_root = go(&file_writer(65536, None, 6000), "classic:6.12", false);
+    assert!(
+        in_memcg.vmstat["dirty_throttle_ns"] > 0,
+        "the memcg domain did not throttle"
+    );
+    assert_eq!(in_root.vmstat["dirty_throttle_ns"], 0);
+    assert_eq!(in_memcg.oom_kills, 0);
+    assert!(in_memcg.vmstat["pgpgout"] > 0);
+    assert_eq!(
+        in_root.vmstat["pgpgout"], 0,
+        "6000 pages stay below bg_thresh"
+    );
+}
+
+/// Tasks that fault anon pages in a memcg too small for all of them reclaim concurrently:
+/// they are preempted between reclaim priorities and charge retries, and each resumed access
+/// finishes exactly once, its fault counted once.
+#[test]
+fn preempted_accesses_resume_and_count_once() {
+    let per = 2048u64;
+    let mut machine = MachineConfig::simple(16384);
+    machine.cpus = 4;
+    machine.swap = SwapConfig::Zram {
+        size_pages: 16384,
+        compress_ratio: 3.0,
+    };
+    let mut mc = MemcgConfig::new("/a");
+    mc.max = 4096;
+    machine.memcgs.push(mc);
+    let scn = Scenario {
+        name: "anon-writers".into(),
+        description: String::new(),
+        machine,
+        files: vec![],
+        procs: (0..4)
+            .map(|i| ProcSpec {
+                name: format!("w{i}"),
+                memcg: "/a".into(),
+                anon_pages: per,
+                mmaps: vec![],
+            })
+            .collect(),
+        threads: (0..4)
+            .map(|i| ThreadSpec {
+                proc: i,
+                cpu: i as u32,
+                stream: Stream::Phases(vec![Phase {
+                    pattern: Pattern::Sequential { pages: per },
+                    target: Target::Anon,
+                    write_pct: 100,
+                    ops: per,
+                    think_ns: 0,
+                    offset: 0,
+                }]),
+            })
+            .collect(),
+    };
+    for spec in ["classic:6.12", "mglru:7.1", "mglru:7.2"] {
+        let r = go(&scn, spec, true);
+        assert!(r.preemptions > 0, "{spec}: nobody was preempted");
+        assert_eq!(r.oom_kills, 0, "{spec}");
+        assert_eq!(r.accesses, 4 * per, "{spec}");
+        assert_eq!(
+            r.vmstat["pgfault"],
+            4 * per,
+            "{spec}: a resumed fault counted twice"
+        );
+        assert_eq!(
+            r.vmstat["pgalloc_normal"],
+            4 * per,
+            "{spec}: a resumed allocation counted twice"
+        );
+        let again = go(&scn, spec, false);
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            serde_json::to_string(&again).unwrap(),
+            "{spec}: not deterministic"
+        );
+    }
+}
+
+/// `Machine::preempt_point`: a task past the next event yields and runs nothing; otherwise the
+/// kernel threads due by its time run.
+#[test]
+fn preempt_point_yields_or_lets_kernel_threads_catch_up() {
+    let mut m = Machine::new(MachineConfig::simple(4096)).unwrap();
+    let mut pol = Classic::new(&m);
+    m.queue_flusher(500);
+    m.wb.flusher_queued = true;
+    m.ctx.now = 1000;
+    m.ctx.may_yield = true;
+    m.ctx.yield_at = 900;
+    assert!(m.preempt_point(&mut pol));
+    assert!(m.ctx.yielded);
+    assert_eq!(
+        m.next_kthread_time(),
+        Some(500),
+        "a yielding task runs nothing"
+    );
+    m.ctx.yielded = false;
+    m.ctx.yield_at = 2000;
+    assert!(!m.preempt_point(&mut pol));
+    assert!(
+        !m.flusher_wakeup_pending(),
+        "the due flusher run did not happen"
+    );
+    assert!(
+        m.kthreads
+            .queued()
+            .all(|(t, w)| t > 1000 && matches!(w, KthreadWork::Flusher(_))),
+        "only the flusher's next periodic run is left"
+    );
+}
