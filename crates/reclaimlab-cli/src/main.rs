@@ -459,30 +459,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The vmstat counters shown in tables.
-const TABLE_COUNTERS: &[&str] = &[
-    "pgpgin",
-    "pgpgout",
-    "pswpin",
-    "pswpout",
-    "pgmajfault",
-    "pgscan_kswapd",
-    "pgscan_direct",
-    "pgsteal_kswapd",
-    "pgsteal_direct",
-    "pgrefill",
-    "pgactivate",
-    "pgdeactivate",
-    "pgrotated",
-    "workingset_refault_anon",
-    "workingset_refault_file",
-    "workingset_activate_anon",
-    "workingset_activate_file",
-    "workingset_restore_anon",
-    "workingset_restore_file",
-    "allocstall_movable",
-    "oom_kill",
-];
+use reclaimlab::metrics::TABLE_COUNTERS;
 
 fn print_run(r: &RunResult) {
     println!(
@@ -702,11 +679,18 @@ fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Resul
         );
         return Ok(());
     }
-    let metrics: Vec<&str> = results[0][0].headline().iter().map(|(k, _)| *k).collect();
-    let column =
-        |p: usize, m: usize| -> Vec<f64> { results[p].iter().map(|r| r.headline()[m].1).collect() };
+    let table: Vec<Vec<Vec<(String, f64)>>> = results
+        .iter()
+        .map(|per_policy| per_policy.iter().map(|r| r.metrics()).collect())
+        .collect();
+    let metrics: Vec<String> = table[0][0].iter().map(|(k, _)| k.clone()).collect();
+    let column = |p: usize, m: usize| -> Vec<f64> { table[p].iter().map(|r| r[m].1).collect() };
     let mut rows: Vec<Vec<String>> = Vec::new();
     for (m, name) in metrics.iter().enumerate() {
+        // Rows that are zero in every run say nothing.
+        if (0..specs.len()).all(|p| column(p, m).iter().all(|&x| x == 0.0)) {
+            continue;
+        }
         let base = column(0, m);
         for (p, spec) in specs.iter().enumerate() {
             let xs = column(p, m);

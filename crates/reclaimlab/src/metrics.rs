@@ -269,6 +269,92 @@ impl RunResult {
     }
 }
 
+/// The kernel counters shown in tables (`reclaimlab run`, `compare`), /proc/vmstat names.
+pub const TABLE_COUNTERS: &[&str] = &[
+    "pgpgin",
+    "pgpgout",
+    "pswpin",
+    "pswpout",
+    "pgmajfault",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "pgrefill",
+    "pgactivate",
+    "pgdeactivate",
+    "pgrotated",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate_anon",
+    "workingset_activate_file",
+    "workingset_restore_anon",
+    "workingset_restore_file",
+    "allocstall_movable",
+    "oom_kill",
+    "throttle_ns",
+    "dirty_throttle_ns",
+];
+
+/// The seed Chrome/Node report's latency buckets in seconds: [0,1), [1,2), ... [128,∞).
+pub const REQUEST_BUCKETS_S: usize = 9;
+
+impl RunResult {
+    /// Every figure a comparison reports, as (name, value) rows in a fixed order: the headline,
+    /// Jain's fairness over workers and memcgs (of throughput and of request rates), the
+    /// request latency buckets in seconds, the kernel counters of `TABLE_COUNTERS`, and the
+    /// model's preemption count. Missing values are 0, so rows line up across runs.
+    pub fn metrics(&self) -> Vec<(String, f64)> {
+        let mut v: Vec<(String, f64)> = self
+            .headline()
+            .into_iter()
+            .map(|(k, x)| (k.to_string(), x))
+            .collect();
+        let jain = |f: &Option<crate::stats::Fairness>| f.as_ref().map_or(0.0, |f| f.jain);
+        let cov = |f: &Option<crate::stats::Fairness>| f.as_ref().map_or(0.0, |f| f.cov);
+        v.push(("jain_workers".into(), jain(&self.fairness_workers)));
+        v.push(("cov_workers".into(), cov(&self.fairness_workers)));
+        v.push(("jain_memcgs".into(), jain(&self.fairness_memcgs)));
+        let rq = self.requests.as_ref();
+        v.push((
+            "req_jain_workers".into(),
+            rq.map_or(0.0, |r| jain(&r.fairness_workers)),
+        ));
+        v.push((
+            "req_cov_workers".into(),
+            rq.map_or(0.0, |r| cov(&r.fairness_workers)),
+        ));
+        v.push((
+            "req_jain_memcgs".into(),
+            rq.map_or(0.0, |r| jain(&r.fairness_memcgs)),
+        ));
+        for b in 0..REQUEST_BUCKETS_S {
+            let n: u64 = rq.map_or(0, |r| {
+                if b + 1 == REQUEST_BUCKETS_S {
+                    r.buckets_s.iter().skip(b).sum()
+                } else {
+                    r.buckets_s.get(b).copied().unwrap_or(0)
+                }
+            });
+            let lo = if b == 0 { 0 } else { 1u64 << (b - 1) };
+            let name = if b + 1 == REQUEST_BUCKETS_S {
+                format!("req_[{lo},inf)s")
+            } else {
+                format!("req_[{lo},{})s", 1u64 << b)
+            };
+            v.push((name, n as f64));
+        }
+        for k in TABLE_COUNTERS {
+            v.push((
+                k.to_string(),
+                self.vmstat.get(*k).copied().unwrap_or(0) as f64,
+            ));
+        }
+        v.push(("preemptions".into(), self.preemptions as f64));
+        v
+    }
+}
+
 /// The power-of-two microsecond bucket of a latency: [0,1) us is 0, [1,2) is 1, [2,4) is 2...
 pub fn pow2_us_index(ns: u64) -> usize {
     pow2_index(ns, 1000)

@@ -966,9 +966,9 @@ impl Engine {
             Backend::Kernel { m, pol } => {
                 m.ctx = ctx;
                 m.munmap_anon(pol.as_mut(), ctx.pid, start, len);
-                m.ctx.elapsed + len * 50
+                m.ctx.elapsed + len * m.cfg.cost.zap_pte_ns
             }
-            Backend::Textbook { .. } => len * 50,
+            Backend::Textbook { cfg, .. } => len * cfg.cost.zap_pte_ns,
         }
     }
 

@@ -22,7 +22,7 @@ use reclaimlab::consts::{
 };
 use reclaimlab::machine::mm::{vm, PTRS_PER_PTE};
 use reclaimlab::machine::vmscan::ScanControl;
-use reclaimlab::machine::{pg, MachineConfig, MemcgConfig, Pfn, SwapConfig, Vm};
+use reclaimlab::machine::{pg, Ctx, MachineConfig, MemcgConfig, Pfn, SwapConfig, Vm};
 use reclaimlab::policy::mglru::walk::{self, MM_LEAF_TOTAL, MM_NONLEAF_FOUND};
 use reclaimlab::policy::mglru::{positive_ctrl_err, CtrlPos, GenLruvec, MglruConfig, Switch};
 use reclaimlab::policy::Policy;
@@ -791,6 +791,8 @@ fn inc_min_seq_counts_folios_promoted_by_the_walk_era_c() {
         let (min, max) = (l.g().min_seq[FILE], l.g().max_seq);
         l.enter(0);
         assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        // The iteration ends when the walker's time reaches the end of its walk.
+        l.m.catch_up(&mut l.pol);
         let g = l.g().clone();
         assert_eq!((g.min_seq[FILE], g.max_seq), (min + 1, max + 1), "{kernel}");
         for pfn in pfns {
@@ -823,11 +825,55 @@ fn walk_lab(kernel: Kernel, enabled: u32) -> (Lab, u32, u32) {
     (l, f, p)
 }
 
-/// One aging walk (`try_to_inc_max_seq`, not forced) of the root lruvec.
+/// One aging walk (`try_to_inc_max_seq`, not forced) of the root lruvec, to its end.
 fn walk(l: &mut Lab) {
     l.enter(0);
     let max = l.g().max_seq;
     assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+    l.m.catch_up(&mut l.pol);
+    assert_eq!(l.g().max_seq, max + 1);
+}
+
+/// `iterate_mm_list` shares an iteration: a reclaimer that asks for the same generation while
+/// another's walk is under way joins it, walks until the list ends (the time it takes) and
+/// returns false; `max_seq` advances only when the walk ends, and then for everyone.
+#[test]
+fn a_walk_under_way_is_joined_not_repeated() {
+    for kernel in [Kernel::V6_1, Kernel::V6_12, Kernel::V7_1] {
+        let (mut l, f, p) = walk_lab(kernel, 0x7);
+        for page in 0..2 * PTRS_PER_PTE {
+            l.load(p, f, page);
+        }
+        l.enter(0);
+        let start = l.m.now();
+        let max = l.g().max_seq;
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        let until = l.m.now();
+        assert!(until > start, "{kernel}: a walk takes time");
+        assert_eq!(
+            l.g().max_seq,
+            max,
+            "{kernel}: the generation waits for the walk's end"
+        );
+        // A second reclaimer, earlier than the walk's end, joins and waits for it.
+        l.m.ctx = Ctx {
+            now: start + 1,
+            ..Ctx::default()
+        };
+        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert_eq!(
+            l.m.now(),
+            until,
+            "{kernel}: the joiner walks until the list ends"
+        );
+        assert_eq!(
+            l.g().max_seq,
+            max + 1,
+            "{kernel}: then the generation exists"
+        );
+        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        l.check();
+    }
 }
 
 fn young(l: &Lab, p: u32, page: u64) -> bool {

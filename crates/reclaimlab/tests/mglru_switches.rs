@@ -1096,63 +1096,63 @@ fn youngest_mm_stats(full: &str, memcg_id: u64) -> (Vec<u64>, String) {
 fn page_table_walks_promote_mapped_hot_pages_before_eviction() {
     // mmap-zipf: Zipf loads through a shared mapping twice the size of memory. With 0x0002
     // aging walks the page tables and moves young mapped folios to the youngest generation,
-    // so fewer hot folios reach the oldest generation, get isolated and are rescued only by
-    // the rmap check there; without it the walk statistics stay zero and the outcome differs.
+    // so fewer hot folios reach the oldest generation and get isolated, to be rescued only by
+    // the rmap check there (kswapd scans ~7% less over seeds); without it the walk statistics
+    // stay zero and the outcome differs. (Misses barely move: look-around and the rmap check
+    // at eviction rescue most hot mapped folios either way.)
     let scn = micro::builtin("mmap-zipf", 0.25).unwrap();
-    let run = |enabled: u32| {
+    let run = |enabled: u32, seed: u64| {
         let mut cfg = mglru_cfg("mglru:7.2");
         cfg.enabled = enabled;
         run_cfg(
             &scn,
             cfg,
             &RunOptions {
-                seed: 1,
+                seed,
                 ..Default::default()
             },
         )
     };
-    let walk = run(ALL_CAPS);
-    let (stats, marks) = youngest_mm_stats(walk.lru_gen_full.as_ref().unwrap(), 1);
-    assert_eq!(marks, "TYFA");
-    assert!(
-        stats[0] > 0 && stats[1] > 0,
-        "leaf PTEs walked and found young: {stats:?}"
-    );
-    assert!(
-        stats[2] > 0 && stats[3] > 0,
-        "PTE tables found and added: {stats:?}"
-    );
-    assert!(stats[1] <= stats[0] && stats[3] <= stats[2]);
+    let seeds = 1..=6u64;
+    let walks: Vec<RunResult> = seeds.clone().map(|s| run(ALL_CAPS, s)).collect();
+    for walk in &walks {
+        let (stats, marks) = youngest_mm_stats(walk.lru_gen_full.as_ref().unwrap(), 1);
+        assert_eq!(marks, "TYFA");
+        assert!(
+            stats[0] > 0 && stats[1] > 0,
+            "leaf PTEs walked and found young: {stats:?}"
+        );
+        assert!(
+            stats[2] > 0 && stats[3] > 0,
+            "PTE tables found and added: {stats:?}"
+        );
+        assert!(stats[1] <= stats[0] && stats[3] <= stats[2]);
+    }
+    let scanned = |rs: &[RunResult]| -> u64 { rs.iter().map(|r| r.vmstat["pgscan_kswapd"]).sum() };
     for enabled in [LRU_GEN_CORE | LRU_GEN_NONLEAF_YOUNG, LRU_GEN_CORE] {
-        let nowalk = run(enabled);
-        let (stats, marks) = youngest_mm_stats(nowalk.lru_gen_full.as_ref().unwrap(), 1);
-        assert_eq!(
-            (stats, marks.as_str()),
-            (vec![0; 4], "TYFA"),
-            "{enabled:#x}"
-        );
-        let v = |r: &RunResult, k: &str| r.vmstat[k];
+        let nowalks: Vec<RunResult> = seeds.clone().map(|s| run(enabled, s)).collect();
+        for nowalk in &nowalks {
+            let (stats, marks) = youngest_mm_stats(nowalk.lru_gen_full.as_ref().unwrap(), 1);
+            assert_eq!(
+                (stats, marks.as_str()),
+                (vec![0; 4], "TYFA"),
+                "{enabled:#x}"
+            );
+        }
         assert!(
-            v(&walk, "pgscan_kswapd") < v(&nowalk, "pgscan_kswapd"),
+            scanned(&walks) * 100 < scanned(&nowalks) * 97,
             "{enabled:#x}: walks keep hot folios out of the oldest generation: {} vs {}",
-            v(&walk, "pgscan_kswapd"),
-            v(&nowalk, "pgscan_kswapd")
+            scanned(&walks),
+            scanned(&nowalks)
         );
-        assert!(
-            v(&walk, "pgactivate") < v(&nowalk, "pgactivate"),
-            "{enabled:#x}"
-        );
-        assert_ne!(
-            v(&walk, "workingset_refault_file"),
-            v(&nowalk, "workingset_refault_file"),
-            "{enabled:#x}"
-        );
-        assert_ne!(walk.misses, nowalk.misses, "{enabled:#x}");
+        for (walk, nowalk) in walks.iter().zip(&nowalks) {
+            assert_ne!(fingerprint(walk), fingerprint(nowalk), "{enabled:#x}");
+        }
     }
     // Without walks the non-leaf bit has nothing to do.
     assert_eq!(
-        fingerprint(&run(LRU_GEN_CORE | LRU_GEN_NONLEAF_YOUNG)),
-        fingerprint(&run(LRU_GEN_CORE))
+        fingerprint(&run(LRU_GEN_CORE | LRU_GEN_NONLEAF_YOUNG, 1)),
+        fingerprint(&run(LRU_GEN_CORE, 1))
     );
 }
 

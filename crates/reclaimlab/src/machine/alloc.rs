@@ -153,6 +153,20 @@ impl Machine {
             Some(mc) => self.memcgs[mc as usize].max.min(self.cfg.total_pages()),
             None => self.cfg.total_pages() + self.swap.total(),
         };
+        // select_bad_process aborts while a victim in the scope is still exiting: the caller
+        // waits for it (its retry finds the memory it freed) and nobody else is killed.
+        let now = self.now();
+        let exiting = self
+            .procs
+            .iter()
+            .filter(|p| p.oom_exit_until > now)
+            .filter(|p| memcg.is_none_or(|mc| self.memcg_is_descendant(p.memcg, mc)))
+            .map(|p| p.oom_exit_until)
+            .max();
+        if let Some(until) = exiting {
+            self.spend(until - now);
+            return true;
+        }
         let mut chosen: Option<(i64, u32)> = None;
         for p in &self.procs {
             if !p.alive || memcg.is_some_and(|mc| !self.memcg_is_descendant(p.memcg, mc)) {
@@ -178,6 +192,9 @@ impl Machine {
             .events
             .add(Vm::OomKill, 1);
         self.oom_victims.push(victim);
+        let p = &self.procs[victim as usize];
+        self.procs[victim as usize].oom_exit_until =
+            now + (p.rss + p.swapents).max(1) * self.cfg.cost.zap_pte_ns;
         self.exit_mmap(pol, victim);
         if victim == self.ctx.pid {
             self.ctx.killed = true;

@@ -27,6 +27,8 @@ pub struct CostProfile {
     pub alloc_page_ns: u64,
     /// One PTE looked at by MGLRU's page-table walk (a sequential scan of a PTE table).
     pub pte_walk_ns: u64,
+    /// Unmapping and freeing one page at munmap or exit (`zap_pte_range`).
+    pub zap_pte_ns: u64,
 }
 
 impl Default for CostProfile {
@@ -41,6 +43,7 @@ impl Default for CostProfile {
             rmap_pte_ns: 100,
             alloc_page_ns: 150,
             pte_walk_ns: 10,
+            zap_pte_ns: 50,
         }
     }
 }

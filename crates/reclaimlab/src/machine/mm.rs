@@ -161,6 +161,10 @@ pub struct Process {
     /// The page of the last read() of each file this process opened (`file->f_ra.prev_pos`:
     /// one open file per process and file).
     pub ra_prev: Vec<(u32, u64)>,
+    /// An OOM victim is exiting until this time (its memory is freed at the kill, but the
+    /// OOM killer leaves other tasks alone until it has gone: `tsk_is_oom_victim` without
+    /// MMF_OOM_SKIP). 0 = not a victim.
+    pub oom_exit_until: u64,
 }
 
 impl Process {
@@ -211,6 +215,7 @@ impl Machine {
             name: name.to_string(),
             mm_used: !0,
             ra_prev: Vec::new(),
+            oom_exit_until: 0,
         });
         pid
     }

@@ -457,6 +457,7 @@ fn run_aging(
     force_scan: bool,
 ) -> Result<(), &'static str> {
     let lv = p.lv(memcg, node);
+    p.sync_aging(m, lv);
     let max_seq = p.lruvecs[lv].max_seq;
     if p.era != MglruEra::C {
         if seq < max_seq {
@@ -470,12 +471,16 @@ fn run_aging(
             return Err("ERANGE");
         }
         p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan, false);
+        // The writer walked the whole iteration itself: the generation exists on return.
+        p.sync_aging(m, lv);
         return Ok(());
     }
     if seq > max_seq {
         return Err("EINVAL");
     }
-    if p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan, false) {
+    let made = p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan, false);
+    p.sync_aging(m, lv);
+    if made {
         Ok(())
     } else {
         Err("EEXIST")
@@ -498,6 +503,7 @@ fn run_eviction(
     nr_to_reclaim: u64,
 ) -> Result<(), &'static str> {
     let lv = p.lv(memcg, node);
+    p.sync_aging(m, lv);
     // unsigned long arithmetic
     if seq.wrapping_add(MIN_NR_GENS) > p.lruvecs[lv].max_seq {
         return Err("EINVAL");

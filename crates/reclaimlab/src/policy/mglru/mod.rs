@@ -359,6 +359,7 @@ impl Mglru {
             self.lruvecs[lv].unevictable += 1;
             return;
         }
+        self.sync_aging(m, lv);
         let seq = self.folio_seq(m, lv, pfn, reclaiming);
         let gen = gen_of(seq);
         let t = f.is_file_lru() as usize;
@@ -642,6 +643,19 @@ impl Mglru {
 
     /// `inc_max_seq`: a new youngest generation (carrying a full type's oldest one forward).
     pub fn inc_max_seq(&mut self, m: &mut Machine, lv: usize, seq: u64, swappiness: u32) -> bool {
+        let now = m.now();
+        self.inc_max_seq_at(m, lv, seq, swappiness, now)
+    }
+
+    /// `inc_max_seq`, the new generation born at `now`.
+    fn inc_max_seq_at(
+        &mut self,
+        m: &mut Machine,
+        lv: usize,
+        seq: u64,
+        swappiness: u32,
+        now: u64,
+    ) -> bool {
         if seq != self.lruvecs[lv].max_seq {
             return false;
         }
@@ -655,7 +669,6 @@ impl Mglru {
                 self.inc_min_seq(m, lv, t, swappiness);
             }
         }
-        let now = m.now();
         let g = &mut self.lruvecs[lv];
         g.timestamps[gen_of(g.max_seq + 1) as usize] = now;
         g.max_seq += 1;
@@ -663,6 +676,13 @@ impl Mglru {
     }
 
     /// `try_to_inc_max_seq`: walk the page tables (if enabled) and create a generation.
+    ///
+    /// Walks take time (`pte_walk_ns` per PTE): the walker's iteration stays open until its
+    /// walk ends, and `mm_state.seq` and `max_seq` advance only then (when a task or kernel
+    /// thread next looks at the lruvec at or after that time, or by the policy timer queued for
+    /// it). A reclaimer that asks for the same generation before then joins the iteration as
+    /// `iterate_mm_list` lets it, walks until the list ends and returns false: the iteration is
+    /// someone else's to finish.
     #[allow(clippy::too_many_arguments)]
     pub fn try_to_inc_max_seq(
         &mut self,
@@ -673,18 +693,56 @@ impl Mglru {
         force_scan: bool,
         sc_is_kswapd: bool,
     ) -> bool {
+        let _ = sc_is_kswapd;
+        self.sync_aging(m, lv);
         if seq <= self.lruvecs[lv].mm.seq {
             return false;
+        }
+        if let Some(w) = self.lruvecs[lv].mm.walking {
+            if w.seq == seq {
+                let now = m.now();
+                m.spend(w.until.saturating_sub(now));
+                self.sync_aging(m, lv);
+                return false;
+            }
         }
         // 6.1 walks a forced scan even without the page-table-walk capability.
         let force_walks = force_scan && self.era == MglruEra::A;
         if self.cfg.enabled & LRU_GEN_MM_WALK == 0 && !force_walks {
             self.lruvecs[lv].mm.seq += 1;
-        } else {
-            walk::walk_mm_list(self, m, lv, seq, swappiness, force_scan);
+            return self.inc_max_seq(m, lv, seq, swappiness);
         }
-        let _ = sc_is_kswapd;
-        self.inc_max_seq(m, lv, seq, swappiness)
+        let start = m.now();
+        walk::walk_mm_list(self, m, lv, seq, swappiness, force_scan);
+        let until = m.now();
+        if until == start {
+            self.lruvecs[lv].mm.seq += 1;
+            return self.inc_max_seq(m, lv, seq, swappiness);
+        }
+        self.lruvecs[lv].mm.walking = Some(walk::WalkInProgress {
+            seq,
+            swappiness,
+            until,
+        });
+        m.queue_kthread_work(
+            until,
+            crate::machine::kthreads::KthreadWork::PolicyTimer(lv as u64),
+        );
+        true
+    }
+
+    /// Ends the lruvec's walk iteration if its time has come: `mm_state.seq` advances and
+    /// `inc_max_seq` creates the generation (born when the walk ended).
+    fn sync_aging(&mut self, m: &mut Machine, lv: usize) {
+        let Some(w) = self.lruvecs[lv].mm.walking else {
+            return;
+        };
+        if m.now() < w.until {
+            return;
+        }
+        self.lruvecs[lv].mm.walking = None;
+        self.lruvecs[lv].mm.seq += 1;
+        self.inc_max_seq_at(m, lv, w.seq, w.swappiness, w.until);
     }
 
     /// `try_to_inc_min_seq` (Era C): drop empty oldest generations; keep the types within
@@ -1210,6 +1268,7 @@ impl Mglru {
         sc: &mut ScanControl,
         swappiness: u32,
     ) -> i64 {
+        self.sync_aging(m, lv);
         if m.below_min(sc.root(), memcg) {
             return -1;
         }
@@ -1266,6 +1325,7 @@ impl Mglru {
         sc: &mut ScanControl,
     ) -> bool {
         let lv = self.lv(memcg, node);
+        self.sync_aging(m, lv);
         let swappiness = self.get_swappiness(m, sc);
         if self.on(Switch::RestructureReclaimLoop) {
             return self.shrink_lruvec_restructured(m, lv, memcg, node, sc, swappiness);
@@ -1310,6 +1370,7 @@ impl Mglru {
         let mut need_rotate = false;
         let mut should_age = false;
         while budget > 0 {
+            self.sync_aging(m, lv);
             if m.below_min(sc.root(), memcg) {
                 need_rotate = true;
                 break;
@@ -1622,6 +1683,11 @@ fn reclaimer_events(sc: &ScanControl) -> (Vm, Vm) {
 }
 
 impl Policy for Mglru {
+    /// The walk iteration of lruvec `token` ends (`sync_aging`).
+    fn timer(&mut self, m: &mut Machine, token: u64) {
+        self.sync_aging(m, token as usize);
+    }
+
     fn name(&self) -> String {
         let mut s = format!("mglru:{}", self.cfg.kernel);
         let base = MglruConfig::new(self.cfg.kernel).switches;

@@ -28,6 +28,20 @@ pub struct MmState {
     /// The two Bloom filters (None = not allocated: every test passes).
     pub filters: [Option<Vec<u64>>; 2],
     pub stats: [u64; NR_MM_STATS],
+    /// An mm-list iteration under way: the walker that started it finishes at `until`, and
+    /// only then do `seq` and `max_seq` advance; a reclaimer that arrives before joins it.
+    pub walking: Option<WalkInProgress>,
+}
+
+/// An mm-list iteration other reclaimers can still join (`iterate_mm_list` hands each the
+/// next mm until the list ends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkInProgress {
+    /// The `max_seq` being aged from.
+    pub seq: u64,
+    pub swappiness: u32,
+    /// When the last mm is walked and `inc_max_seq` runs.
+    pub until: u64,
 }
 
 impl MmState {
@@ -37,6 +51,7 @@ impl MmState {
             tail_len: 0,
             filters: [None, None],
             stats: [0; NR_MM_STATS],
+            walking: None,
         }
     }
 }
@@ -138,8 +153,9 @@ fn clear_young_pte(
     Some(pfn)
 }
 
-/// `iterate_mm_list` + `walk_mm` for every mm of the lruvec's memcg: a whole iteration, as a
-/// single reclaimer finishes it in the model. Bumps `mm_state.seq`.
+/// `iterate_mm_list` + `walk_mm` for every mm of the lruvec's memcg: a whole iteration, walked
+/// by the reclaimer that started it, at `pte_walk_ns` per PTE. The caller ends the iteration
+/// (`mm_state->seq`, `inc_max_seq`).
 pub fn walk_mm_list(
     p: &mut Mglru,
     m: &mut Machine,
@@ -171,9 +187,7 @@ pub fn walk_mm_list(
         }
         walk_mm(p, m, lv, memcg, node, pid, seq, swappiness, force);
     }
-    let st = &mut p.lruvecs[lv].mm;
-    st.tail_len = position;
-    st.seq += 1;
+    p.lruvecs[lv].mm.tail_len = position;
 }
 
 /// Era A/B `should_skip_mm`: an mm with fewer than MIN_LRU_BATCH resident pages.
