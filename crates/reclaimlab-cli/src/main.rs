@@ -531,27 +531,15 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
         print!(" {:>18}", r.policy);
     }
     println!();
-    let rows: Vec<&str> = results[0].headline().iter().map(|(k, _)| *k).collect();
-    for (i, k) in rows.iter().enumerate() {
-        print!("{k:<28}");
-        for r in &results {
-            print!(" {:>18}", fmt_num(r.headline()[i].1));
-        }
-        println!();
-    }
-    for k in TABLE_COUNTERS {
-        if results
-            .iter()
-            .all(|r| r.vmstat.get(*k).is_none_or(|&v| v == 0))
-        {
+    let table: Vec<Vec<(String, f64)>> = results.iter().map(|r| r.metrics()).collect();
+    for (i, (k, _)) in table[0].iter().enumerate() {
+        // Rows that are zero in every run say nothing.
+        if table.iter().all(|row| row[i].1 == 0.0) {
             continue;
         }
         print!("{k:<28}");
-        for r in &results {
-            print!(
-                " {:>18}",
-                r.vmstat.get(*k).map_or("-".to_string(), |v| v.to_string())
-            );
+        for row in &table {
+            print!(" {:>18}", fmt_num(row[i].1));
         }
         println!();
     }

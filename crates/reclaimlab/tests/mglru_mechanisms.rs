@@ -868,6 +868,12 @@ fn a_walk_under_way_is_joined_not_repeated() {
         );
         assert_eq!(
             l.g().max_seq,
+            max,
+            "{kernel}: the end is the policy timer's, in time order"
+        );
+        l.m.catch_up(&mut l.pol);
+        assert_eq!(
+            l.g().max_seq,
             max + 1,
             "{kernel}: then the generation exists"
         );

@@ -68,13 +68,12 @@ impl Machine {
     /// gate, and the OOM killer. None when the current task was killed or nothing is left.
     pub fn alloc_page(&mut self, pol: &mut dyn Policy, preferred: u8) -> Option<Pfn> {
         self.spend(self.cfg.cost.alloc_page_ns);
-        if let Some(p) = self.get_page_from_freelist(preferred, Wmark::Low) {
-            self.resume.slowpath = None;
-            self.resume
-                .reclaim
-                .take_if(|sc| sc.target_mem_cgroup.is_none());
-            self.vm.add(Vm::PgAlloc, 1);
-            return Some(p);
+        // A task preempted in the slow path goes on there.
+        if self.resume.slowpath.is_none() {
+            if let Some(p) = self.get_page_from_freelist(preferred, Wmark::Low) {
+                self.vm.add(Vm::PgAlloc, 1);
+                return Some(p);
+            }
         }
         let p = self.alloc_slowpath(pol, preferred);
         if p.is_some() {
@@ -86,14 +85,19 @@ impl Machine {
     fn alloc_slowpath(&mut self, pol: &mut dyn Policy, preferred: u8) -> Option<Pfn> {
         let mut no_progress_loops = self.resume.slowpath.take().unwrap_or(0);
         loop {
-            for n in 0..self.nodes.len() as u8 {
-                self.wakeup_kswapd(n);
-            }
-            if let Some(p) = self.get_page_from_freelist(preferred, Wmark::Min) {
-                self.resume
-                    .reclaim
-                    .take_if(|sc| sc.target_mem_cgroup.is_none());
-                return Some(p);
+            // A direct reclaim the task was preempted in goes on first.
+            let in_reclaim = self
+                .resume
+                .reclaim
+                .as_ref()
+                .is_some_and(|sc| sc.target_mem_cgroup.is_none());
+            if !in_reclaim {
+                for n in 0..self.nodes.len() as u8 {
+                    self.wakeup_kswapd(n);
+                }
+                if let Some(p) = self.get_page_from_freelist(preferred, Wmark::Min) {
+                    return Some(p);
+                }
             }
             let progress = super::vmscan::try_to_free_pages(self, pol, preferred);
             if self.ctx.yielded {

@@ -359,7 +359,6 @@ impl Mglru {
             self.lruvecs[lv].unevictable += 1;
             return;
         }
-        self.sync_aging(m, lv);
         let seq = self.folio_seq(m, lv, pfn, reclaiming);
         let gen = gen_of(seq);
         let t = f.is_file_lru() as usize;
@@ -678,11 +677,12 @@ impl Mglru {
     /// `try_to_inc_max_seq`: walk the page tables (if enabled) and create a generation.
     ///
     /// Walks take time (`pte_walk_ns` per PTE): the walker's iteration stays open until its
-    /// walk ends, and `mm_state.seq` and `max_seq` advance only then (when a task or kernel
-    /// thread next looks at the lruvec at or after that time, or by the policy timer queued for
-    /// it). A reclaimer that asks for the same generation before then joins the iteration as
-    /// `iterate_mm_list` lets it, walks until the list ends and returns false: the iteration is
-    /// someone else's to finish.
+    /// walk ends, and `mm_state.seq` and `max_seq` advance only then, by the policy timer
+    /// queued for that time (`sync_aging`): like all kernel-thread work it runs in time order,
+    /// so a task whose clock is still before the end sees the walk under way. A reclaimer that
+    /// asks for the same generation meanwhile joins the iteration as `iterate_mm_list` lets it,
+    /// walks until the list ends (spends the time) and returns false: the iteration is someone
+    /// else's to finish.
     #[allow(clippy::too_many_arguments)]
     pub fn try_to_inc_max_seq(
         &mut self,
@@ -694,7 +694,6 @@ impl Mglru {
         sc_is_kswapd: bool,
     ) -> bool {
         let _ = sc_is_kswapd;
-        self.sync_aging(m, lv);
         if seq <= self.lruvecs[lv].mm.seq {
             return false;
         }
@@ -702,7 +701,6 @@ impl Mglru {
             if w.seq == seq {
                 let now = m.now();
                 m.spend(w.until.saturating_sub(now));
-                self.sync_aging(m, lv);
                 return false;
             }
         }
@@ -731,8 +729,9 @@ impl Mglru {
         true
     }
 
-    /// Ends the lruvec's walk iteration if its time has come: `mm_state.seq` advances and
-    /// `inc_max_seq` creates the generation (born when the walk ended).
+    /// Ends the lruvec's walk iteration if its time has come (the policy timer, or a debugfs
+    /// writer that walked it itself): `mm_state.seq` advances and `inc_max_seq` creates the
+    /// generation, born when the walk ended.
     fn sync_aging(&mut self, m: &mut Machine, lv: usize) {
         let Some(w) = self.lruvecs[lv].mm.walking else {
             return;
@@ -1268,7 +1267,6 @@ impl Mglru {
         sc: &mut ScanControl,
         swappiness: u32,
     ) -> i64 {
-        self.sync_aging(m, lv);
         if m.below_min(sc.root(), memcg) {
             return -1;
         }
@@ -1325,7 +1323,6 @@ impl Mglru {
         sc: &mut ScanControl,
     ) -> bool {
         let lv = self.lv(memcg, node);
-        self.sync_aging(m, lv);
         let swappiness = self.get_swappiness(m, sc);
         if self.on(Switch::RestructureReclaimLoop) {
             return self.shrink_lruvec_restructured(m, lv, memcg, node, sc, swappiness);
@@ -1370,7 +1367,6 @@ impl Mglru {
         let mut need_rotate = false;
         let mut should_age = false;
         while budget > 0 {
-            self.sync_aging(m, lv);
             if m.below_min(sc.root(), memcg) {
                 need_rotate = true;
                 break;
