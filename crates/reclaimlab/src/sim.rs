@@ -554,8 +554,9 @@ impl Engine {
             }
             self.now = t;
             if next_kthread == Some(t) {
+                let horizon = next_task.unwrap_or(u64::MAX);
                 if let Backend::Kernel { m, pol } = &mut self.backend {
-                    m.run_next_kthread_work(pol.as_mut(), t);
+                    m.run_next_kthread_work(pol.as_mut(), t, horizon);
                 }
             } else {
                 let Some(Reverse((t, _, ev))) = self.queue.pop() else {

@@ -246,3 +246,59 @@ fn preempt_point_yields_or_lets_kernel_threads_catch_up() {
         "only the flusher's next periodic run is left"
     );
 }
+
+/// kswapd takes its time: with a task's event due before its clock, `balance_pgdat` stops
+/// between two priorities and goes on in a later run (one `pageoutrun`), so tasks allocate
+/// while it reclaims instead of after an instantaneous run.
+#[test]
+fn kswapd_is_preempted_between_priorities_and_goes_on() {
+    let mut m = Machine::new(MachineConfig::simple(4096)).unwrap();
+    let mut pol = Classic::new(&m);
+    let pid = m.create_process("reader", 0, 0);
+    let file = m.create_file("f", 8192);
+    let kswapd_at = |m: &Machine| {
+        m.kthreads
+            .queued()
+            .filter(|(_, w)| matches!(w, KthreadWork::Kswapd(0)))
+            .map(|(t, _)| t)
+            .min()
+    };
+    // Read until the free pages fall below the low watermark: kswapd is woken, not run.
+    let mut t = 0;
+    let mut page = 0;
+    while kswapd_at(&m).is_none() {
+        m.ctx = Ctx {
+            now: t,
+            pid,
+            ..Ctx::default()
+        };
+        m.access(
+            &mut pol,
+            pid,
+            PageRef::File { file, page },
+            Op::Read,
+            Via::Fd,
+        )
+        .expect("read");
+        t = m.now() + 1;
+        page += 1;
+    }
+    let first = kswapd_at(&m).unwrap();
+    // A task event is due right away: kswapd runs one priority, then is preempted.
+    assert!(m.run_next_kthread_work(&mut pol, first, first));
+    let again = kswapd_at(&m).expect("kswapd goes on later");
+    assert!(again > first, "kswapd resumes at its own clock");
+    assert!(
+        !m.pgdat_balanced(0),
+        "one priority did not balance the node"
+    );
+    // With no task in the way it finishes, counting one balance_pgdat run.
+    while let Some(at) = kswapd_at(&m) {
+        m.run_next_kthread_work(&mut pol, at, u64::MAX);
+        if m.pgdat_balanced(0) {
+            break;
+        }
+    }
+    assert!(m.pgdat_balanced(0));
+    assert_eq!(m.vm.get(Vm::Pageoutrun), 1);
+}

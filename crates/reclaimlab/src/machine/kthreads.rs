@@ -41,6 +41,11 @@ pub struct Kthreads {
     pub kswapd_slept_at: Vec<Option<u64>>,
     /// Set while kernel-thread work runs (no nested catch-up).
     running: bool,
+    /// The time of the next task event while kernel-thread work runs: kswapd past it (or past
+    /// other queued kernel-thread work) is preempted between priorities.
+    horizon: u64,
+    /// A `balance_pgdat` in progress per node, where kswapd was preempted.
+    kswapd_state: Vec<Option<Box<super::vmscan::BalancePgdat>>>,
     /// Whether the periodic flusher has been started (`start_periodic_flusher`).
     started: bool,
 }
@@ -96,9 +101,10 @@ impl Machine {
         self.kthreads.next_time()
     }
 
-    /// Runs the earliest kernel-thread work if it is due by `t`; returns whether it ran. The
-    /// current task's context is saved and restored around it.
-    pub fn run_next_kthread_work(&mut self, pol: &mut dyn Policy, t: u64) -> bool {
+    /// Runs the earliest kernel-thread work if it is due by `t`, with the next task event at
+    /// `horizon`; returns whether it ran. The current task's context is saved and restored
+    /// around it.
+    pub fn run_next_kthread_work(&mut self, pol: &mut dyn Policy, t: u64, horizon: u64) -> bool {
         let Some(at) = self.kthreads.next_time().filter(|&at| at <= t) else {
             return false;
         };
@@ -107,6 +113,7 @@ impl Machine {
         };
         let saved = self.ctx;
         self.kthreads.running = true;
+        self.kthreads.horizon = horizon;
         match work {
             KthreadWork::Kswapd(node) => self.kswapd_run(pol, node, at),
             KthreadWork::Flusher(gen) => self.flusher_work(gen, at),
@@ -132,19 +139,34 @@ impl Machine {
             return;
         }
         let t = self.now();
-        while self.run_next_kthread_work(pol, t) {}
+        while self.run_next_kthread_work(pol, t, t) {}
     }
 
-    /// One kswapd run at `at`: balance_pgdat, then kswapd_try_to_sleep (sleep when balanced or
-    /// hopeless, otherwise run again once this run's time has passed).
+    /// A preemption point of a kernel thread (kswapd between priorities): true if a task's
+    /// event or other kernel-thread work is due before the thread's clock.
+    pub fn kthread_preempt_point(&self) -> bool {
+        let next = self
+            .kthreads
+            .next_time()
+            .map_or(self.kthreads.horizon, |k| k.min(self.kthreads.horizon));
+        self.kthreads.running && self.now() > next
+    }
+
+    /// One kswapd run at `at`: balance_pgdat (or the rest of one it was preempted in), then
+    /// kswapd_try_to_sleep (sleep when balanced or hopeless, otherwise run again once this
+    /// run's time has passed).
     fn kswapd_run(&mut self, pol: &mut dyn Policy, node: u8, at: u64) {
         let n = node as usize;
         if self.kthreads.kswapd_slept_at.len() <= n {
             self.kthreads.kswapd_slept_at.resize(self.nodes.len(), None);
+            self.kthreads.kswapd_state.resize(self.nodes.len(), None);
         }
-        if let Some(slept) = self.kthreads.kswapd_slept_at[n].take() {
-            if at.saturating_sub(slept) < KSWAPD_SHORT_SLEEP_JIFFIES * NS_PER_JIFFY {
-                self.vm.add(Vm::KswapdLowWmarkHitQuickly, 1);
+        let resume = self.kthreads.kswapd_state[n].take();
+        if resume.is_none() {
+            if let Some(slept) = self.kthreads.kswapd_slept_at[n].take() {
+                if at.saturating_sub(slept) < KSWAPD_SHORT_SLEEP_JIFFIES * NS_PER_JIFFY {
+                    self.vm.add(Vm::KswapdLowWmarkHitQuickly, 1);
+                }
             }
         }
         self.ctx = Ctx {
@@ -154,7 +176,13 @@ impl Machine {
             is_kswapd: true,
             ..Ctx::default()
         };
-        super::vmscan::balance_pgdat(self, pol, node);
+        let end = super::vmscan::balance_pgdat(self, pol, node, resume);
+        if let super::vmscan::BalanceEnd::Preempted(st) = end {
+            self.kthreads.kswapd_state[n] = Some(st);
+            let now = self.now();
+            self.queue_kswapd(now.max(at + 1), node);
+            return;
+        }
         let elapsed = self.ctx.elapsed.max(NS_PER_JIFFY / 100);
         if self.pgdat_balanced(node) || self.nodes[n].kswapd_failures >= MAX_RECLAIM_RETRIES {
             if self.pgdat_balanced(node) {

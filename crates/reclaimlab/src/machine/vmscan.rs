@@ -526,35 +526,65 @@ pub struct KswapdRun {
     pub balanced: bool,
 }
 
-/// `balance_pgdat` for order 0 without watermark boosting (classic-lru.md §4.3).
-pub fn balance_pgdat(m: &mut Machine, pol: &mut dyn Policy, node: u8) -> KswapdRun {
-    m.vm.add(Vm::Pageoutrun, 1);
-    let mut total = 0;
-    let mut no_cache_trim_mode = false;
+/// A `balance_pgdat` between two priorities, where kswapd was preempted.
+#[derive(Clone, Debug)]
+pub struct BalancePgdat {
+    sc: ScanControl,
+    total: u64,
+    no_cache_trim_mode: bool,
+    trim_failed: bool,
+}
+
+/// How a `balance_pgdat` call ended.
+#[derive(Clone, Debug)]
+pub enum BalanceEnd {
+    Done(KswapdRun),
+    /// kswapd was preempted (`cond_resched` between priorities): it goes on from this state.
+    Preempted(Box<BalancePgdat>),
+}
+
+/// `balance_pgdat` for order 0 without watermark boosting (classic-lru.md §4.3). Between two
+/// priorities kswapd may be preempted (`Machine::kthread_preempt_point`); it then returns its
+/// state, and the next call with that state goes on at the next priority.
+pub fn balance_pgdat(
+    m: &mut Machine,
+    pol: &mut dyn Policy,
+    node: u8,
+    resume: Option<Box<BalancePgdat>>,
+) -> BalanceEnd {
+    let mut st = match resume {
+        Some(st) => *st,
+        None => {
+            m.vm.add(Vm::Pageoutrun, 1);
+            BalancePgdat {
+                sc: kswapd_scan_control(false),
+                total: 0,
+                no_cache_trim_mode: false,
+                trim_failed: false,
+            }
+        }
+    };
     let mut balanced;
     loop {
-        let mut sc = ScanControl::new(0, None);
-        sc.is_kswapd = true;
-        sc.no_cache_trim_mode = no_cache_trim_mode;
-        let mut trim_failed = false;
         loop {
             balanced = m.pgdat_balanced(node);
             if balanced {
                 break;
             }
+            let sc = &mut st.sc;
             let mut raise_priority = true;
             sc.may_writepage = true;
             sc.may_swap = true;
-            pol.kswapd_age_node(m, node, &mut sc);
+            pol.kswapd_age_node(m, node, sc);
             if sc.priority < 10 {
                 sc.may_writepage = true;
             }
             sc.nr_scanned = 0;
             let before = sc.nr_reclaimed;
-            if kswapd_shrink_node(m, pol, node, &mut sc) {
+            if kswapd_shrink_node(m, pol, node, sc) {
                 raise_priority = false;
             }
-            trim_failed |= sc.cache_trim_mode_failed;
+            st.trim_failed |= sc.cache_trim_mode_failed;
             let delta = sc.nr_reclaimed - before;
             if raise_priority || delta == 0 {
                 sc.priority -= 1;
@@ -562,27 +592,40 @@ pub fn balance_pgdat(m: &mut Machine, pol: &mut dyn Policy, node: u8) -> KswapdR
             if sc.priority < 1 {
                 break;
             }
+            if m.kthread_preempt_point() {
+                return BalanceEnd::Preempted(Box::new(st));
+            }
         }
-        total += sc.nr_reclaimed;
+        st.total += st.sc.nr_reclaimed;
         pol.snapshot_refaults(m, None, node);
         if !balanced
-            && total == 0
+            && st.total == 0
             && m.kernel.has_cache_trim_failed()
-            && trim_failed
-            && !no_cache_trim_mode
+            && st.trim_failed
+            && !st.no_cache_trim_mode
         {
-            no_cache_trim_mode = true;
+            st.no_cache_trim_mode = true;
+            st.sc = kswapd_scan_control(true);
+            st.trim_failed = false;
             continue;
         }
         break;
     }
-    if total == 0 && !balanced {
+    if st.total == 0 && !balanced {
         m.nodes[node as usize].kswapd_failures += 1;
     }
-    KswapdRun {
-        reclaimed: total,
+    BalanceEnd::Done(KswapdRun {
+        reclaimed: st.total,
         balanced,
-    }
+    })
+}
+
+/// kswapd's scan control for one pass of `balance_pgdat`.
+fn kswapd_scan_control(no_cache_trim_mode: bool) -> ScanControl {
+    let mut sc = ScanControl::new(0, None);
+    sc.is_kswapd = true;
+    sc.no_cache_trim_mode = no_cache_trim_mode;
+    sc
 }
 
 /// `kswapd_shrink_node`: reclaim up to the high watermark. Returns "enough was scanned".
