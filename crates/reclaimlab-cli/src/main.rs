@@ -187,6 +187,13 @@ struct TraceArgs {
 }
 
 fn main() -> ExitCode {
+    // A closed output pipe (`reclaimlab run ... | head`) ends the program quietly, as it ends
+    // other Unix tools, instead of a failed print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),

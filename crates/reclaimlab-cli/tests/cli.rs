@@ -142,3 +142,17 @@ fn compare_with_seeds_prints_welch_intervals() {
         2
     );
 }
+
+/// `reclaimlab ... | head`: a reader that goes away ends the program quietly, no panic.
+#[test]
+fn a_closed_output_pipe_is_not_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reclaimlab"))
+        .args(["policies"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn reclaimlab");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}
