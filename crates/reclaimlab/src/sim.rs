@@ -11,6 +11,7 @@ use crate::policy::mglru::{Mglru, MglruConfig, Switch};
 use crate::policy::Policy;
 use crate::textbook::{TextbookCache, TextbookKind};
 use crate::workload::{Action, ActionSource, MemcgFile, Scenario, Stream, StreamIter};
+use rand::SeedableRng;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
@@ -233,7 +234,15 @@ struct Thread {
     resume: Option<Box<crate::machine::Resume>>,
     /// When the access in progress started (its latency spans its yields).
     access_start: u64,
+    /// When the thread started (`TASK_START_JITTER_NS`).
+    start: u64,
 }
+
+/// Tasks start at a seeded random time in `[0, TASK_START_JITTER_NS)` (100 µs, about what
+/// creating a thread or forking a process takes), as the tasks of a benchmark never start at
+/// the same instant: runs with different seeds differ in their interleaving even where every
+/// access pattern is deterministic, which is where real repetitions get their spread.
+pub const TASK_START_JITTER_NS: u64 = 100_000;
 
 /// How an access step ended.
 enum AccessEnd {
@@ -480,6 +489,7 @@ impl Engine {
                 yielded_access: None,
                 resume: None,
                 access_start: 0,
+                start: 0,
             })
             .collect();
         let mut e = Engine {
@@ -507,8 +517,11 @@ impl Engine {
             op_window: None,
             preemptions: 0,
         };
+        let mut jitter = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x7374_6172_7420_6a69);
         for i in 0..e.threads.len() {
-            e.push(0, Ev::Thread(i as u32));
+            let start = rand::Rng::random_range(&mut jitter, 0..TASK_START_JITTER_NS);
+            e.threads[i].start = start;
+            e.push(start, Ev::Thread(i as u32));
         }
         if let Backend::Kernel { m, .. } = &mut e.backend {
             m.start_periodic_flusher();
@@ -703,10 +716,11 @@ impl Engine {
     /// A worker's throughput: accesses per simulated second until it finished (or the run
     /// ended), so fixed-work and fixed-time runs compare alike.
     fn worker_rate(t: &Thread) -> f64 {
-        if t.finish == 0 {
+        let life = t.finish.saturating_sub(t.start);
+        if life == 0 {
             0.0
         } else {
-            t.accesses as f64 * 1e9 / t.finish as f64
+            t.accesses as f64 * 1e9 / life as f64
         }
     }
 
