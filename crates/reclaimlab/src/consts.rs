@@ -52,6 +52,12 @@ pub const EVICTION_SHIFT: u32 = 1 + WORKINGSET_SHIFT + NODES_SHIFT + MEM_CGROUP_
 pub const EVICTION_MASK: u64 = !0u64 >> EVICTION_SHIFT;
 /// `max_pause` of balance_dirty_pages: HZ/5 (200 ms).
 pub const DIRTY_MAX_PAUSE_JIFFIES: u64 = HZ / 5;
+/// A new task's `nr_dirtied_pause`: `128 >> (PAGE_SHIFT - 10)` pages dirtied between two
+/// `balance_dirty_pages` calls (kernel/fork.c).
+pub const NR_DIRTIED_PAUSE_INIT: u64 = 32;
+/// The ratelimit while the task's wb has `dirty_exceeded`: `32 >> (PAGE_SHIFT - 10)` pages
+/// (`balance_dirty_pages_ratelimited_flags`).
+pub const DIRTY_EXCEEDED_RATELIMIT: u64 = 8;
 /// kswapd short sleep, `kswapd_try_to_sleep`: HZ/10.
 pub const KSWAPD_SHORT_SLEEP_JIFFIES: u64 = HZ / 10;
 

@@ -302,3 +302,52 @@ fn kswapd_is_preempted_between_priorities_and_goes_on() {
     assert!(m.pgdat_balanced(0));
     assert_eq!(m.vm.get(Vm::Pageoutrun), 1);
 }
+
+/// `balance_dirty_pages_ratelimited`: a task enters `balance_dirty_pages` only after it has
+/// newly dirtied `nr_dirtied_pause` (32) pages, even when its memcg domain is over its dirty
+/// threshold much earlier; rewriting a dirty page does not count.
+#[test]
+fn dirty_throttling_is_ratelimited_per_task() {
+    let mut cfg = MachineConfig::simple(16384);
+    let mut mc = MemcgConfig::new("/w");
+    mc.max = 64;
+    cfg.memcgs.push(mc);
+    let mut m = Machine::new(cfg).unwrap();
+    let mut pol = Classic::new(&m);
+    let memcg = m.memcg_by_path("/w").unwrap();
+    let pid = m.create_process("w", memcg, 0);
+    let file = m.create_file("f", 64);
+    let mut write = |m: &mut Machine, page: u64| {
+        m.ctx = Ctx {
+            now: m.now(),
+            pid,
+            ..Ctx::default()
+        };
+        m.access(
+            &mut pol,
+            pid,
+            PageRef::File { file, page },
+            Op::Write,
+            Via::Fd,
+        )
+        .expect("write");
+    };
+    for page in 0..31 {
+        write(&mut m, page);
+    }
+    for _ in 0..10 {
+        write(&mut m, 0);
+    }
+    assert_eq!(
+        m.vm.get(Vm::DirtyThrottleNs),
+        0,
+        "31 dirtied pages: no check yet"
+    );
+    write(&mut m, 31);
+    assert!(
+        m.vm.get(Vm::DirtyThrottleNs) > 0,
+        "the 32nd is checked and paused"
+    );
+    assert!(m.memcgs[memcg as usize].dirty_exceeded);
+    assert_eq!(m.procs[pid as usize].nr_dirtied, 0);
+}

@@ -293,8 +293,8 @@ impl Machine {
         };
         if write {
             // generic_perform_write: no FGP_ACCESSED, so no folio_mark_accessed.
-            self.folio_mark_dirty(pfn);
-            self.balance_dirty_pages(self.procs[pid as usize].memcg);
+            let newly = self.folio_mark_dirty(pfn);
+            self.balance_dirty_pages_ratelimited(pid, newly);
         } else {
             // filemap_read marks a folio once per run of reads within it (pos_same_folio).
             if !self.procs[pid as usize].read_same_page_as_last(file, index) {
@@ -369,8 +369,8 @@ impl Machine {
             if write && !was_dirty {
                 // Write-protect fault on a clean shared page: do_page_mkwrite dirties it.
                 self.count_fault(pid, false);
-                self.folio_mark_dirty(pfn);
-                self.balance_dirty_pages(self.procs[pid as usize].memcg);
+                let newly = self.folio_mark_dirty(pfn);
+                self.balance_dirty_pages_ratelimited(pid, newly);
             }
             return Some(AccessOutcome {
                 hit: true,
@@ -397,8 +397,8 @@ impl Machine {
         }
         self.map_folio(pid, vma, index, pfn, write && shared);
         if write && shared {
-            self.folio_mark_dirty(pfn);
-            self.balance_dirty_pages(self.procs[pid as usize].memcg);
+            let newly = self.folio_mark_dirty(pfn);
+            self.balance_dirty_pages_ratelimited(pid, newly);
         }
         Some(AccessOutcome { hit, major: !hit })
     }

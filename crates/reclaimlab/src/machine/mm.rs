@@ -165,6 +165,10 @@ pub struct Process {
     /// OOM killer leaves other tasks alone until it has gone: `tsk_is_oom_victim` without
     /// MMF_OOM_SKIP). 0 = not a victim.
     pub oom_exit_until: u64,
+    /// Pages this task dirtied since its last `balance_dirty_pages` (`current->nr_dirtied`)
+    /// and how many it may dirty before the next (`current->nr_dirtied_pause`).
+    pub nr_dirtied: u64,
+    pub nr_dirtied_pause: u64,
 }
 
 impl Process {
@@ -216,6 +220,8 @@ impl Machine {
             mm_used: !0,
             ra_prev: Vec::new(),
             oom_exit_until: 0,
+            nr_dirtied: 0,
+            nr_dirtied_pause: crate::consts::NR_DIRTIED_PAUSE_INIT,
         });
         pid
     }

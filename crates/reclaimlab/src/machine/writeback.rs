@@ -56,11 +56,12 @@ impl Machine {
     }
 
     /// `folio_mark_dirty`: set PG_dirty; page-cache folios are counted in NR_FILE_DIRTY and
-    /// date their inode (`__mark_inode_dirty`).
-    pub fn folio_mark_dirty(&mut self, pfn: Pfn) {
+    /// date their inode (`__mark_inode_dirty`). Returns whether a page-cache folio became
+    /// dirty (`folio_account_dirtied`).
+    pub fn folio_mark_dirty(&mut self, pfn: Pfn) -> bool {
         let f = self.folios[pfn as usize];
         if f.test(pg::DIRTY) {
-            return;
+            return false;
         }
         self.folios[pfn as usize].set(pg::DIRTY);
         if let Owner::File { file, .. } = f.owner {
@@ -72,7 +73,9 @@ impl Machine {
                 fl.dirtied_when = now;
             }
             fl.nr_dirty += 1;
+            return true;
         }
+        false
     }
 
     /// The dirty counters of a page-cache folio that stops being dirty.
@@ -165,18 +168,44 @@ impl Machine {
         })
     }
 
-    /// `balance_dirty_pages` after a task of `memcg` dirtied a page: start background
-    /// writeback above the global bg_thresh (or whenever a domain is past its freerun
-    /// ceiling); no pause while both the global and the memcg domain are below their freerun
-    /// ceilings; otherwise a pause growing to max_pause up to thresh and max_pause above it
-    /// (the simplified control law of classic-lru.md §7.1), from the more restrictive domain.
-    pub fn balance_dirty_pages(&mut self, memcg: u16) {
+    /// `balance_dirty_pages_ratelimited` after task `pid` wrote to the page cache: the task
+    /// counts the pages it newly dirtied and enters `balance_dirty_pages` once it has dirtied
+    /// `nr_dirtied_pause` of them (at most 8 while its wb has `dirty_exceeded`).
+    pub fn balance_dirty_pages_ratelimited(&mut self, pid: u32, newly_dirtied: bool) {
+        let memcg = self.procs[pid as usize].memcg;
+        let exceeded = self.memcgs[memcg as usize].dirty_exceeded;
+        let p = &mut self.procs[pid as usize];
+        p.nr_dirtied += newly_dirtied as u64;
+        let mut ratelimit = p.nr_dirtied_pause;
+        if exceeded {
+            ratelimit = ratelimit.min(DIRTY_EXCEEDED_RATELIMIT);
+        }
+        if p.nr_dirtied >= ratelimit {
+            self.balance_dirty_pages(pid);
+        }
+    }
+
+    /// `balance_dirty_pages` for task `pid`: start background writeback above the global
+    /// bg_thresh (or whenever a domain is past its freerun ceiling); no pause while both the
+    /// global and the task's memcg domain are below their freerun ceilings (the task may then
+    /// dirty `dirty_poll_interval` pages before it comes back); otherwise a pause growing to
+    /// max_pause up to thresh and max_pause above it (the simplified control law of
+    /// classic-lru.md §7.1), from the more restrictive domain.
+    pub fn balance_dirty_pages(&mut self, pid: u32) {
+        let memcg = self.procs[pid as usize].memcg;
         let g = self.global_dirty_domain(true);
         let mdtc = self.memcg_dirty_domain(memcg, &g, true);
         if self.wb.nr_dirty > g.bg_thresh {
             self.wakeup_flusher(false);
         }
         let over = |d: &DirtyDomain| d.dirty > d.freerun();
+        let exceeded = |d: &DirtyDomain| d.dirty > d.thresh;
+        let poll = |d: &DirtyDomain| dirty_poll_interval(d.dirty, d.thresh);
+        let p = &mut self.procs[pid as usize];
+        p.nr_dirtied = 0;
+        p.nr_dirtied_pause = poll(&g).min(mdtc.as_ref().map_or(u64::MAX, poll));
+        self.memcgs[memcg as usize].dirty_exceeded =
+            exceeded(&g) || mdtc.as_ref().is_some_and(exceeded);
         if !over(&g) && !mdtc.as_ref().is_some_and(over) {
             return;
         }
@@ -319,5 +348,29 @@ impl Machine {
                 self.free_folio(pfn);
             }
         }
+    }
+}
+
+/// `dirty_poll_interval`: how many pages a task may dirty before it checks the limits again,
+/// about the square root of the distance to the threshold.
+pub fn dirty_poll_interval(dirty: u64, thresh: u64) -> u64 {
+    if thresh > dirty {
+        1 << ((thresh - dirty).ilog2() >> 1)
+    } else {
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dirty_poll_interval;
+
+    #[test]
+    fn poll_interval_is_about_the_square_root_of_the_distance() {
+        assert_eq!(dirty_poll_interval(0, 100), 8);
+        assert_eq!(dirty_poll_interval(90, 100), 2);
+        assert_eq!(dirty_poll_interval(100, 100), 1);
+        assert_eq!(dirty_poll_interval(200, 100), 1);
+        assert_eq!(dirty_poll_interval(0, 1 << 20), 1024);
     }
 }
