@@ -680,9 +680,10 @@ impl Mglru {
     /// walk ends, and `mm_state.seq` and `max_seq` advance only then, by the policy timer
     /// queued for that time (`sync_aging`): like all kernel-thread work it runs in time order,
     /// so a task whose clock is still before the end sees the walk under way. A reclaimer that
-    /// asks for the same generation meanwhile joins the iteration as `iterate_mm_list` lets it,
-    /// walks until the list ends (spends the time) and returns false: the iteration is someone
-    /// else's to finish.
+    /// asks for the same generation meanwhile joins the iteration as `iterate_mm_list` lets it:
+    /// the mms left are shared among the walkers, so the list ends sooner; the joiner walks
+    /// until it ends (spends that time) and returns false, the iteration being someone else's
+    /// to finish.
     #[allow(clippy::too_many_arguments)]
     pub fn try_to_inc_max_seq(
         &mut self,
@@ -697,10 +698,21 @@ impl Mglru {
         if seq <= self.lruvecs[lv].mm.seq {
             return false;
         }
-        if let Some(w) = self.lruvecs[lv].mm.walking {
+        if let Some(w) = self.lruvecs[lv].mm.walking.as_mut() {
             if w.seq == seq {
+                // The mms left are shared out: with one more walker the list ends sooner.
                 let now = m.now();
-                m.spend(w.until.saturating_sub(now));
+                let left = w.until.saturating_sub(now);
+                let until = now + left * w.walkers as u64 / (w.walkers as u64 + 1);
+                w.walkers += 1;
+                if until < w.until {
+                    w.until = until;
+                    m.queue_kthread_work(
+                        until,
+                        crate::machine::kthreads::KthreadWork::PolicyTimer(lv as u64),
+                    );
+                }
+                m.spend(until.saturating_sub(now));
                 return false;
             }
         }
@@ -721,6 +733,7 @@ impl Mglru {
             seq,
             swappiness,
             until,
+            walkers: 1,
         });
         m.queue_kthread_work(
             until,

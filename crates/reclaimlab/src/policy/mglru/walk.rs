@@ -42,6 +42,8 @@ pub struct WalkInProgress {
     pub swappiness: u32,
     /// When the last mm is walked and `inc_max_seq` runs.
     pub until: u64,
+    /// Reclaimers walking it: each joiner takes its share of the mms left.
+    pub walkers: u32,
 }
 
 impl MmState {
