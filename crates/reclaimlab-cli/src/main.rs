@@ -166,11 +166,16 @@ struct CompareArgs {
     /// Parallel runs (0 = all cores); results are identical to a serial run.
     #[arg(long, default_value_t = 0)]
     jobs: usize,
+    /// Print every run's whole result as JSON instead of the table.
     #[arg(long)]
     json: bool,
     /// With --seeds: print the table as CSV.
     #[arg(long)]
     csv: bool,
+    /// Also write every run's whole result as JSON to this file (written atomically), so a
+    /// table and its raw data come from one set of runs.
+    #[arg(long, value_name = "FILE")]
+    save: Option<std::path::PathBuf>,
 }
 
 #[derive(Args)]
@@ -520,6 +525,10 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
         .iter()
         .map(|&s| run_one(&scn, s, &a.w))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(path) = &a.save {
+        let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
+        write_atomic(path, json.as_bytes())?;
+    }
     if a.json {
         println!(
             "{}",
@@ -668,6 +677,10 @@ fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Resul
     use reclaimlab::stats::{summary, welch_relative_change};
     let seeds: Vec<u64> = (0..a.seeds).map(|i| a.w.seed + i).collect();
     let results = reclaimlab::sim::run_matrix(scn, specs, &seeds, a.jobs)?;
+    if let Some(path) = &a.save {
+        let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
+        write_atomic(path, json.as_bytes())?;
+    }
     if a.json {
         println!(
             "{}",
