@@ -834,11 +834,64 @@ fn walk(l: &mut Lab) {
     assert_eq!(l.g().max_seq, max + 1);
 }
 
-/// `iterate_mm_list` shares an iteration: a reclaimer that asks for the same generation while
-/// another's walk is under way joins it, walks until the list ends (the time it takes) and
-/// returns false; `max_seq` advances only when the walk ends, and then for everyone.
+/// `iterate_mm_list` shares an iteration. Four processes map the file (four mms); a second
+/// reclaimer that asks for the same generation while the first one's walk is under way takes
+/// its share of the mms left (the rest goes twice as fast), walks until the last one is handed
+/// out and returns false; `max_seq` advances only then, by the policy timer, for everyone.
 #[test]
 fn a_walk_under_way_is_joined_not_repeated() {
+    for kernel in [Kernel::V6_1, Kernel::V6_12, Kernel::V7_1] {
+        let (mut l, f, p) = walk_lab(kernel, 0x7);
+        let mut procs = vec![p];
+        for i in 1..4 {
+            let q = l.m.create_process(&format!("q{i}"), 0, 0);
+            l.m.mmap_file(q, f, vm::SHARED);
+            procs.push(q);
+        }
+        for &q in &procs {
+            for page in 0..2 * PTRS_PER_PTE {
+                l.load(q, f, page);
+            }
+        }
+        l.enter(0);
+        let start = l.m.now();
+        let max = l.g().max_seq;
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        let until = l.m.now();
+        assert!(until > start, "{kernel}: a walk takes time");
+        let w = l.g().mm.walking.expect("a walk under way");
+        // Four equal mms: the last is handed out after three walks, at 3/4 of the walk.
+        assert_eq!(w.last_handout - start, (until - start) / 4 * 3, "{kernel}");
+        assert_eq!(l.g().max_seq, max, "{kernel}: the generation waits");
+        // A second reclaimer at the start joins: the hand-outs left go twice as fast.
+        l.m.ctx = Ctx {
+            now: start,
+            ..Ctx::default()
+        };
+        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        let end = start + (w.last_handout - start) / 2;
+        assert_eq!(l.m.now(), end, "{kernel}: the joiner walks its share");
+        assert_eq!(
+            l.g().max_seq,
+            max,
+            "{kernel}: the end is the policy timer's"
+        );
+        l.m.catch_up(&mut l.pol);
+        assert_eq!(
+            l.g().max_seq,
+            max + 1,
+            "{kernel}: then the generation exists"
+        );
+        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        l.check();
+    }
+}
+
+/// With one mm (a single multi-threaded process), the only mm is handed out at once: a
+/// reclaimer that asks while its walk is under way finds the list's end, ends the iteration
+/// itself and creates the generation at once, without waiting (`iterate_mm_list`'s `last`).
+#[test]
+fn a_reclaimer_that_finds_every_mm_taken_ends_the_iteration() {
     for kernel in [Kernel::V6_1, Kernel::V6_12, Kernel::V7_1] {
         let (mut l, f, p) = walk_lab(kernel, 0x7);
         for page in 0..2 * PTRS_PER_PTE {
@@ -848,38 +901,15 @@ fn a_walk_under_way_is_joined_not_repeated() {
         let start = l.m.now();
         let max = l.g().max_seq;
         assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
-        let until = l.m.now();
-        assert!(until > start, "{kernel}: a walk takes time");
-        assert_eq!(
-            l.g().max_seq,
-            max,
-            "{kernel}: the generation waits for the walk's end"
-        );
-        // A second reclaimer, earlier than the walk's end, joins and waits for it.
+        assert!(l.m.now() > start);
         l.m.ctx = Ctx {
             now: start + 1,
             ..Ctx::default()
         };
-        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
-        // The joiner takes half of what was left: the list ends at the middle of the rest.
-        let shared = start + 1 + (until - start - 1) / 2;
-        assert_eq!(
-            l.m.now(),
-            shared,
-            "{kernel}: the joiner walks until the list ends, sooner"
-        );
-        assert_eq!(
-            l.g().max_seq,
-            max,
-            "{kernel}: the end is the policy timer's, in time order"
-        );
-        l.m.catch_up(&mut l.pol);
-        assert_eq!(
-            l.g().max_seq,
-            max + 1,
-            "{kernel}: then the generation exists"
-        );
-        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert_eq!(l.m.now(), start + 1, "{kernel}: no waiting");
+        assert_eq!(l.g().max_seq, max + 1, "{kernel}");
+        assert!(l.g().mm.walking.is_none());
         l.check();
     }
 }

@@ -680,10 +680,7 @@ impl Mglru {
     /// walk ends, and `mm_state.seq` and `max_seq` advance only then, by the policy timer
     /// queued for that time (`sync_aging`): like all kernel-thread work it runs in time order,
     /// so a task whose clock is still before the end sees the walk under way. A reclaimer that
-    /// asks for the same generation meanwhile joins the iteration as `iterate_mm_list` lets it:
-    /// the mms left are shared among the walkers, so the list ends sooner; the joiner walks
-    /// until it ends (spends that time) and returns false, the iteration being someone else's
-    /// to finish.
+    /// asks for the same generation meanwhile joins the iteration (`join_walk`).
     #[allow(clippy::too_many_arguments)]
     pub fn try_to_inc_max_seq(
         &mut self,
@@ -698,22 +695,9 @@ impl Mglru {
         if seq <= self.lruvecs[lv].mm.seq {
             return false;
         }
-        if let Some(w) = self.lruvecs[lv].mm.walking.as_mut() {
+        if let Some(w) = self.lruvecs[lv].mm.walking {
             if w.seq == seq {
-                // The mms left are shared out: with one more walker the list ends sooner.
-                let now = m.now();
-                let left = w.until.saturating_sub(now);
-                let until = now + left * w.walkers as u64 / (w.walkers as u64 + 1);
-                w.walkers += 1;
-                if until < w.until {
-                    w.until = until;
-                    m.queue_kthread_work(
-                        until,
-                        crate::machine::kthreads::KthreadWork::PolicyTimer(lv as u64),
-                    );
-                }
-                m.spend(until.saturating_sub(now));
-                return false;
+                return self.join_walk(m, lv, w);
             }
         }
         // 6.1 walks a forced scan even without the page-table-walk capability.
@@ -723,7 +707,7 @@ impl Mglru {
             return self.inc_max_seq(m, lv, seq, swappiness);
         }
         let start = m.now();
-        walk::walk_mm_list(self, m, lv, seq, swappiness, force_scan);
+        let last_handout = walk::walk_mm_list(self, m, lv, seq, swappiness, force_scan);
         let until = m.now();
         if until == start {
             self.lruvecs[lv].mm.seq += 1;
@@ -733,6 +717,7 @@ impl Mglru {
             seq,
             swappiness,
             until,
+            last_handout,
             walkers: 1,
         });
         m.queue_kthread_work(
@@ -740,6 +725,36 @@ impl Mglru {
             crate::machine::kthreads::KthreadWork::PolicyTimer(lv as u64),
         );
         true
+    }
+
+    /// A reclaimer asks `iterate_mm_list` for an mm of the iteration under way. Once every mm
+    /// has been handed out it finds the list's end: it ends the iteration itself, at once, and
+    /// creates the generation (true). Before that it takes its share of the mms left (the rest
+    /// of the hand-outs and walks go `k + 1` times as fast with `k` walkers so far), walks
+    /// until the last one is handed out, and then finds the end itself: the iteration ends then
+    /// (by the policy timer, in time order), and it returns false.
+    fn join_walk(&mut self, m: &mut Machine, lv: usize, w: walk::WalkInProgress) -> bool {
+        let now = m.now();
+        if now >= w.last_handout {
+            self.lruvecs[lv].mm.walking = None;
+            self.lruvecs[lv].mm.seq += 1;
+            return self.inc_max_seq_at(m, lv, w.seq, w.swappiness, now);
+        }
+        let k = w.walkers as u64;
+        let share = |t: u64| now + (t - now) * k / (k + 1);
+        let end = share(w.last_handout);
+        self.lruvecs[lv].mm.walking = Some(walk::WalkInProgress {
+            until: end,
+            last_handout: end,
+            walkers: w.walkers + 1,
+            ..w
+        });
+        m.queue_kthread_work(
+            end,
+            crate::machine::kthreads::KthreadWork::PolicyTimer(lv as u64),
+        );
+        m.spend(end - now);
+        false
     }
 
     /// Ends the lruvec's walk iteration if its time has come (the policy timer, or a debugfs

@@ -42,6 +42,9 @@ pub struct WalkInProgress {
     pub swappiness: u32,
     /// When the last mm is walked and `inc_max_seq` runs.
     pub until: u64,
+    /// When the last mm is handed out (`iterate_mm_list` reaches the list's end for the next
+    /// walker to ask after it).
+    pub last_handout: u64,
     /// Reclaimers walking it: each joiner takes its share of the mms left.
     pub walkers: u32,
 }
@@ -156,8 +159,9 @@ fn clear_young_pte(
 }
 
 /// `iterate_mm_list` + `walk_mm` for every mm of the lruvec's memcg: a whole iteration, walked
-/// by the reclaimer that started it, at `pte_walk_ns` per PTE. The caller ends the iteration
-/// (`mm_state->seq`, `inc_max_seq`).
+/// by the reclaimer that started it, at `pte_walk_ns` per PTE. Returns when the last mm walked
+/// was handed out (the walker's time then). The caller ends the iteration (`mm_state->seq`,
+/// `inc_max_seq`).
 pub fn walk_mm_list(
     p: &mut Mglru,
     m: &mut Machine,
@@ -165,7 +169,8 @@ pub fn walk_mm_list(
     seq: u64,
     swappiness: u32,
     force_scan: bool,
-) {
+) -> u64 {
+    let mut last_handout = m.now();
     let memcg = (lv / p.nodes) as u16;
     let node = (lv % p.nodes) as u8;
     reset_bloom(&mut p.lruvecs[lv].mm, seq + 1);
@@ -187,9 +192,11 @@ pub fn walk_mm_list(
         if p.era != MglruEra::C && pr_rss_small(m, pid) && !force {
             continue;
         }
+        last_handout = m.now();
         walk_mm(p, m, lv, memcg, node, pid, seq, swappiness, force);
     }
     p.lruvecs[lv].mm.tail_len = position;
+    last_handout
 }
 
 /// Era A/B `should_skip_mm`: an mm with fewer than MIN_LRU_BATCH resident pages.
