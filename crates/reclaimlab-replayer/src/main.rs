@@ -177,6 +177,7 @@ fn dump(out: &mut impl Write, h: &PlanHeader, cgroot: &str, when: &str) {
 }
 
 /// The replaying process: never returns.
+#[allow(clippy::too_many_arguments)]
 fn child_main(
     me: usize,
     h: &PlanHeader,

@@ -171,7 +171,7 @@ pub fn rows(cells: &[Cell]) -> Vec<Row> {
                 spread: if mean != 0.0 { (max - min) / mean } else { 0.0 },
                 model,
                 rel_err,
-                flagged: rel_err.map_or(true, |e| e.abs() > thr),
+                flagged: rel_err.is_none_or(|e| e.abs() > thr),
             });
         }
     }

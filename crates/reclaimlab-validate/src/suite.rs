@@ -325,7 +325,7 @@ mod tests {
             assert_eq!(r3, r, "{} survives the native format", w.name);
             assert_eq!(h3.memcgs, h.memcgs);
         }
-        assert!(workload("nope").unwrap_err().contains("unknown workload"));
+        assert!(workload("nope").err().unwrap().contains("unknown workload"));
         assert_eq!(workload("tiny").unwrap().trace().1.len(), 6000);
     }
 }
