@@ -195,8 +195,7 @@ pub fn init_script(
     ));
     if let Some(mib) = spec.zram_mib {
         s.push_str(&format!(
-            "echo lzo-rle > /sys/block/zram0/comp_algorithm || fail comp_algorithm\n\
-             echo {} > /sys/block/zram0/disksize || fail disksize\n\
+            "echo {} > /sys/block/zram0/disksize || fail disksize\n\
              mkswap /dev/zram0 > /dev/null || fail mkswap\n\
              swapon /dev/zram0 || fail swapon\n",
             mib << 20
@@ -238,6 +237,11 @@ pub fn init_script(
          echo \"swap_kb $(awk 'NR>1 {s+=$3} END {print s+0}' /proc/swaps)\"\n\
          echo \"cmdline $(cat /proc/cmdline)\"\n",
     );
+    if spec.zram_mib.is_some() {
+        // The kernel's default compressor (lzo-rle in 6.1, lz4 from 6.12, whose zram has its
+        // own backends): zram's pool is not charged to memcgs, so it does not enter the counters.
+        s.push_str("echo \"zram_comp $(cat /sys/block/zram0/comp_algorithm)\"\n");
+    }
     for m in memcgs {
         s.push_str(&format!(
             "echo \"memory.max {m} $(cat /sys/fs/cgroup{m}/memory.max)\"\n"

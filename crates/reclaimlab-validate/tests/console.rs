@@ -134,3 +134,32 @@ fn kernel_messages_and_carriage_returns_are_ignored() {
     let b = parse_console(PREAD_61).unwrap();
     assert_eq!(a, b);
 }
+
+const ANON_72: &str = include_str!("fixtures/anon-zipf-zram-7.2-mglru-1.log");
+
+#[test]
+fn parses_a_recorded_7_2_mglru_zram_log() {
+    let w = suite::workload("anon-zipf-zram").unwrap();
+    let r = parse_console(ANON_72).unwrap();
+    assert!(r.release.starts_with("7.2.13"));
+    assert_eq!(r.config["lru_gen_enabled"], "0x0007");
+    assert_eq!(r.config["swap_kb"], "262140");
+    check_guest_config(&r, Mode::Mglru, &w.machine).unwrap();
+    let lru_gen = r.lru_gen_after.as_deref().unwrap();
+    assert!(lru_gen.contains("/w"), "{lru_gen}");
+    assert_eq!(r.vmstat_delta("pswpin"), 14_502);
+    assert_eq!(r.memcg_after["/w"].swap_current, Some(16_969_728));
+    let (h, recs) = w.trace();
+    let (_, plan) = build_plan(&h, &recs).unwrap();
+    assert_eq!(r.records, plan.len() as u64);
+    let res = to_run_result(&r, w.name, "kernel 7.2 mglru", &plan);
+    assert_eq!(res.misses, 26_790);
+    // Misses are the 12,288 first touches plus one swap-in per major fault: the per-access
+    // count, the miss map and the kernel's counters agree.
+    assert_eq!(res.major, 14_502);
+    assert_eq!(res.major, res.vmstat["pswpin"]);
+    let mc = res.memcgs.iter().find(|m| m.path == "/w").unwrap();
+    assert_eq!(mc.stat["pgmajfault"], 14_502);
+    assert_eq!(mc.swap_pages, 16_969_728 / 4096);
+    assert_eq!(res.lru_gen.as_deref(), Some(lru_gen));
+}
