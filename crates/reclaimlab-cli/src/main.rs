@@ -87,6 +87,10 @@ struct ValidateArgs {
     /// Seconds a boot may take before it is killed.
     #[arg(long, default_value_t = 900)]
     timeout: u64,
+    /// Let the guest clock follow host time instead of the instruction count (-icount
+    /// shift=4,sleep=off): time-based kernel decisions then vary from boot to boot.
+    #[arg(long)]
+    host_clock: bool,
 }
 
 #[derive(Args)]
@@ -936,6 +940,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
         timeout: std::time::Duration::from_secs(a.timeout),
         replayer: a.replayer.clone(),
         console_dir: out.as_ref().map(|o| o.join("consoles")),
+        icount: !a.host_clock,
         log: &log,
     };
     let cells = reclaimlab_validate::run_cells(

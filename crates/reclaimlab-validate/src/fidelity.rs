@@ -60,6 +60,10 @@ pub struct Cell {
     pub packages: String,
     pub release: String,
     pub model_policy: String,
+    /// How the guest's clock ran: "icount shift=4,sleep=off" or "host" (empty: host, from
+    /// results saved before the option existed).
+    #[serde(default)]
+    pub guest_clock: String,
     pub sizing: Sizing,
     pub kernel_runs: Vec<Counters>,
     pub model: Counters,
@@ -369,7 +373,19 @@ pub fn markdown(cells: &[Cell], title: &str) -> String {
             (c.release.clone(), c.packages.clone()),
         );
     }
-    let _ = writeln!(s, "\n## Kernels\n");
+    let mut clocks: Vec<&str> = cells
+        .iter()
+        .map(|c| {
+            if c.guest_clock.is_empty() {
+                "host"
+            } else {
+                c.guest_clock.as_str()
+            }
+        })
+        .collect();
+    clocks.sort();
+    clocks.dedup();
+    let _ = writeln!(s, "\n## Kernels\n\nGuest clock: {}.\n", clocks.join(", "));
     for (k, (rel, p)) in pk {
         let _ = writeln!(s, "- {k}: `{rel}` from {p}");
     }
@@ -421,6 +437,7 @@ mod tests {
             packages: "linux-image-x 1".into(),
             release: "r".into(),
             model_policy: "classic:6.1".into(),
+            guest_clock: String::new(),
             sizing: Sizing::default(),
             kernel_runs: runs.iter().map(|&(m, s)| result(m, s)).collect(),
             model: result(model.0, model.1),

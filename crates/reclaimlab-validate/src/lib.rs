@@ -50,6 +50,8 @@ pub struct Options<'a> {
     pub replayer: Option<PathBuf>,
     /// Keep every console log here (`<workload>-<kernel>-<mode>-<boot>.log`).
     pub console_dir: Option<PathBuf>,
+    /// Guest clock from the instruction count (see [`qemu::Boot::icount`]); false: host time.
+    pub icount: bool,
     pub log: &'a dyn Fn(&str),
 }
 
@@ -177,6 +179,7 @@ pub fn boot_once(
     disk: &Path,
     scratch: &Path,
     timeout: Duration,
+    icount: bool,
 ) -> Result<(console::GuestReport, String), String> {
     let modules = guest::resolve_modules(k)?;
     let (h, _) = w.trace();
@@ -200,6 +203,7 @@ pub fn boot_once(
         cmdline: guest::kernel_cmdline(),
         console: &console_path,
         timeout,
+        icount,
     })?;
     let report = console::parse_console(&text)
         .map_err(|e| format!("{e} (console log: {})", console_path.display()))?;
@@ -232,7 +236,17 @@ pub fn run_cell(
     let model_policy = model::policy_for(key, mode, w.machine.min_ttl_ms).to_string();
     for b in 0..opts.boots {
         let t = std::time::Instant::now();
-        let (rep, text) = boot_once(prep, w, &k, mode, &plan, &disk, &scratch, opts.timeout)?;
+        let (rep, text) = boot_once(
+            prep,
+            w,
+            &k,
+            mode,
+            &plan,
+            &disk,
+            &scratch,
+            opts.timeout,
+            opts.icount,
+        )?;
         if let Some(dir) = &opts.console_dir {
             write_atomic(
                 &dir.join(format!("{}-{}-{}-{}.log", w.name, key, mode, b + 1)),
@@ -266,6 +280,11 @@ pub fn run_cell(
         packages: k.package_versions(),
         release: k.release.clone(),
         model_policy,
+        guest_clock: if opts.icount {
+            format!("icount {}", qemu::ICOUNT)
+        } else {
+            "host".to_string()
+        },
         sizing,
         kernel_runs: runs,
         model: fidelity::Counters::of(&model),

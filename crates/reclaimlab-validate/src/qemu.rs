@@ -16,11 +16,32 @@ pub struct Boot<'a> {
     /// Where the serial console goes.
     pub console: &'a Path,
     pub timeout: Duration,
+    /// Drive the guest clock by the instruction count (`-icount shift=4,sleep=off`): guest time
+    /// no longer depends on how fast the host emulates, so time-based kernel decisions (stats
+    /// flush ratelimits, writeback timers) repeat exactly from boot to boot.
+    pub icount: bool,
 }
 
-/// The qemu command line of a boot.
+/// The `-icount` setting used when [`Boot::icount`] is set.
+pub const ICOUNT: &str = "shift=4,sleep=off";
+
+/// The qemu command line of a boot; `RECLAIMLAB_QEMU_ARGS` (whitespace-separated) is appended,
+/// e.g. `-icount shift=4` for a guest clock driven by the instruction count (deterministic).
 pub fn qemu_args(b: &Boot) -> Vec<String> {
-    vec![
+    let mut a = base_args(b);
+    if let Ok(extra) = std::env::var("RECLAIMLAB_QEMU_ARGS") {
+        a.extend(extra.split_whitespace().map(|s| s.to_string()));
+    }
+    a
+}
+
+fn base_args(b: &Boot) -> Vec<String> {
+    let mut a: Vec<String> = if b.icount {
+        vec!["-icount".into(), ICOUNT.into()]
+    } else {
+        Vec::new()
+    };
+    a.extend([
         "-accel".into(),
         "tcg".into(),
         "-machine".into(),
@@ -49,7 +70,8 @@ pub fn qemu_args(b: &Boot) -> Vec<String> {
             "file={},if=virtio,format=raw,snapshot=on,cache=unsafe",
             b.disk.display()
         ),
-    ]
+    ]);
+    a
 }
 
 /// Boots and waits for the guest to power off (or the timeout); returns the console text and
@@ -118,8 +140,10 @@ mod tests {
             cmdline: "console=ttyS0",
             console: Path::new("/c.log"),
             timeout: Duration::from_secs(1),
+            icount: true,
         };
         let a = qemu_args(&b).join(" ");
+        assert!(a.contains("-icount shift=4,sleep=off"));
         assert!(a.contains("-accel tcg"));
         assert!(a.contains("-smp 1"));
         assert!(a.contains("file=/d.ext4,if=virtio,format=raw,snapshot=on"));

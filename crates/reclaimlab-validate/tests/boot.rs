@@ -23,6 +23,7 @@ fn tiny_workload_on_debian_6_1() {
         timeout: std::time::Duration::from_secs(600),
         replayer: None,
         console_dir: None,
+        icount: true,
         log: &log,
     };
     let out = std::env::temp_dir().join(format!("reclaimlab-boot-test-{}", std::process::id()));
