@@ -39,6 +39,58 @@ enum Cmd {
     /// Statistics of columns of numbers (a file or stdin): mean and 95% CI, Jain's index, and
     /// each column's Welch 95% CI of the relative change against the first.
     Stats(StatsArgs),
+    /// Replay the validation workloads on real Debian kernels (6.1, 6.12, 7.2) under QEMU, with
+    /// MGLRU off and on, and compare the kernels' counters with the model's (fidelity table).
+    Validate(ValidateArgs),
+}
+
+#[derive(Args)]
+struct ValidateArgs {
+    /// Run the whole suite: every workload x kernel x mode, --boots fresh boots each.
+    #[arg(long)]
+    suite: bool,
+    /// Workloads (comma-separated; `tiny` or suite names, see --list).
+    #[arg(long, value_delimiter = ',')]
+    workload: Vec<String>,
+    /// Kernels: 6.1, 6.12, 7.2 (comma-separated; default all).
+    #[arg(long, value_delimiter = ',')]
+    kernel: Vec<String>,
+    /// Modes: classic (lru_gen enabled 0), mglru (7) (comma-separated; default both).
+    #[arg(long, value_delimiter = ',')]
+    mode: Vec<String>,
+    /// Fresh boots per workload x kernel x mode.
+    #[arg(long, default_value_t = 3)]
+    boots: u32,
+    /// Cache of kernels, disk images and builds (default $XDG_CACHE_HOME/reclaimlab or
+    /// ~/.cache/reclaimlab).
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// Results directory (default with --suite: validation/results/DATE); each finished cell is
+    /// saved in it, then fidelity.md, fidelity.json and packages.txt.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Keep the cells already saved in --out instead of booting them again.
+    #[arg(long)]
+    resume: bool,
+    /// Only recompute the table from the cells saved in --out (no boots).
+    #[arg(long)]
+    table_only: bool,
+    /// List the workloads.
+    #[arg(long)]
+    list: bool,
+    /// Parse a recorded console log of --workload and print it in the result schema (JSON).
+    #[arg(long, value_name = "LOG")]
+    parse_console: Option<PathBuf>,
+    /// A prebuilt static replayer (default: built from this workspace).
+    #[arg(long)]
+    replayer: Option<PathBuf>,
+    /// Seconds a boot may take before it is killed.
+    #[arg(long, default_value_t = 900)]
+    timeout: u64,
+    /// Let the guest clock follow host time instead of the instruction count (-icount
+    /// shift=4,sleep=off): time-based kernel decisions then vary from boot to boot.
+    #[arg(long)]
+    host_clock: bool,
 }
 
 #[derive(Args)]
@@ -209,6 +261,7 @@ fn main() -> ExitCode {
         Cmd::Trace(a) => cmd_trace(a),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Stats(a) => cmd_stats(a),
+        Cmd::Validate(a) => cmd_validate(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -771,5 +824,136 @@ fn cmd_stats(a: StatsArgs) -> Result<(), String> {
     };
     let columns = reclaimlab::stats::parse_columns(&text)?;
     print!("{}", reclaimlab::stats::stats_report(&columns));
+    Ok(())
+}
+
+fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
+    use reclaimlab_validate::{guest::Mode, packages::KernelKey, suite};
+    if a.list {
+        for w in suite::suite().into_iter().chain([suite::tiny()]) {
+            println!("{:<18} {}", w.name, w.description);
+        }
+        return Ok(());
+    }
+    let workloads = if a.suite {
+        if !a.workload.is_empty() {
+            return Err("give --suite or --workload, not both".into());
+        }
+        suite::suite()
+    } else {
+        a.workload
+            .iter()
+            .map(|w| suite::workload(w.trim()))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let kernels = if a.kernel.is_empty() {
+        KernelKey::ALL.to_vec()
+    } else {
+        a.kernel
+            .iter()
+            .map(|k| KernelKey::parse(k.trim()))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let modes = if a.mode.is_empty() {
+        Mode::ALL.to_vec()
+    } else {
+        a.mode
+            .iter()
+            .map(|m| Mode::parse(m.trim()))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    if let Some(log) = &a.parse_console {
+        let [w] = &workloads[..] else {
+            return Err("--parse-console needs exactly one --workload".into());
+        };
+        let text = std::fs::read_to_string(log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let report = reclaimlab_validate::console::parse_console(&text)?;
+        let (h, r) = w.trace();
+        let (_, plan) = reclaimlab_validate::guest::build_plan(&h, &r)?;
+        if report.records != plan.len() as u64 {
+            return Err(format!(
+                "{}: {} records, workload {} has {}",
+                log.display(),
+                report.records,
+                w.name,
+                plan.len()
+            ));
+        }
+        let res = reclaimlab_validate::console::to_run_result(
+            &report,
+            w.name,
+            &format!("kernel {}", report.release),
+            &plan,
+        );
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&res).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    let out = a.out.clone().or_else(|| {
+        (a.suite || a.table_only)
+            .then(|| PathBuf::from("validation/results").join(reclaimlab_validate::today()))
+    });
+    let title = "reclaimlab fidelity: real kernels vs the model";
+    if a.table_only {
+        let out = out.expect("set above");
+        let cells = reclaimlab_validate::load_cells(&out)?;
+        if cells.is_empty() {
+            return Err(format!("no cells in {}", out.display()));
+        }
+        print!(
+            "{}",
+            reclaimlab_validate::write_results(&out, &cells, title)?
+        );
+        return Ok(());
+    }
+    if workloads.is_empty() {
+        return Err("give --suite, --workload NAME, --table-only or --list".into());
+    }
+    if a.boots == 0 {
+        return Err("--boots must be at least 1".into());
+    }
+    let log = |m: &str| eprintln!("validate: {m}");
+    let scratch_out;
+    let out_dir = match &out {
+        Some(o) => o.as_path(),
+        None => {
+            scratch_out =
+                std::env::temp_dir().join(format!("reclaimlab-validate-{}", std::process::id()));
+            scratch_out.as_path()
+        }
+    };
+    let opts = reclaimlab_validate::Options {
+        cache: a
+            .cache
+            .clone()
+            .unwrap_or_else(reclaimlab_validate::packages::default_cache_dir),
+        boots: a.boots,
+        timeout: std::time::Duration::from_secs(a.timeout),
+        replayer: a.replayer.clone(),
+        console_dir: out.as_ref().map(|o| o.join("consoles")),
+        icount: !a.host_clock,
+        log: &log,
+    };
+    let cells = reclaimlab_validate::run_cells(
+        &workloads,
+        &kernels,
+        &modes,
+        out_dir,
+        a.resume && out.is_some(),
+        &opts,
+    )?;
+    let table = match &out {
+        Some(o) => {
+            let all = reclaimlab_validate::load_cells(o)?;
+            reclaimlab_validate::write_results(o, &all, title)?
+        }
+        None => {
+            let _ = std::fs::remove_dir_all(out_dir);
+            reclaimlab_validate::fidelity::markdown(&cells, title)
+        }
+    };
+    print!("{table}");
     Ok(())
 }

@@ -1,0 +1,228 @@
+//! The model side: the same trace on reclaimlab, in the matching kernel mode, sized as the
+//! guest measured it.
+//!
+//! Sizing (validation.md pitfall 4: kernel memory counts against memory.max): for every memcg
+//! with a limit, the kernel's overhead is `memory.current − (anon + file)` of memory.stat after
+//! the replay (page tables, slab, kernel stacks, the per-CPU charge stock), averaged over the
+//! boots, and the model's memory.max is the limit minus that overhead: the user pages the
+//! kernel actually kept resident at the limit. The machine has the guest's MemTotal and
+//! min_free_kbytes, one CPU, the zram size, swappiness and dirty ratios read back from the guest.
+
+use crate::console::GuestReport;
+use crate::guest::{memcg_tree, MachineSpec, Mode};
+use crate::packages::KernelKey;
+use reclaimlab::access::TraceRecord;
+use reclaimlab::consts::Kernel;
+use reclaimlab::machine::{MachineConfig, MemcgConfig, SwapConfig};
+use reclaimlab::metrics::RunResult;
+use reclaimlab::policy::mglru::MglruConfig;
+use reclaimlab::sim::{run, PolicySpec, RunOptions};
+use reclaimlab::trace::TraceHeader;
+use reclaimlab::workload::Scenario;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The model policy of a kernel and mode. The classical path of 7.x is 6.12's (the model has
+/// no classic:7.x): 7.2 with MGLRU off is modelled by `classic:6.12`.
+pub fn policy_for(kernel: KernelKey, mode: Mode, min_ttl_ms: u64) -> PolicySpec {
+    let k = match kernel {
+        KernelKey::V6_1 => Kernel::V6_1,
+        KernelKey::V6_12 => Kernel::V6_12,
+        KernelKey::V7_2 => Kernel::V7_2,
+    };
+    match mode {
+        Mode::Classic => PolicySpec::classic(k.min(Kernel::V6_12)),
+        Mode::Mglru => {
+            let mut c = MglruConfig::new(k);
+            c.min_ttl_ms = min_ttl_ms;
+            c.enabled = 0x7;
+            PolicySpec::Mglru(c)
+        }
+    }
+}
+
+/// What the model is sized from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sizing {
+    /// Guest MemTotal in pages.
+    pub mem_pages: u64,
+    pub min_free_kbytes: Option<u64>,
+    /// Per limited memcg: the limit in pages, the measured kernel overhead in pages (mean over
+    /// boots) and the model's memory.max.
+    pub memcgs: BTreeMap<String, MemcgSizing>,
+    pub dirty_ratio: Option<u64>,
+    pub dirty_background_ratio: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemcgSizing {
+    pub limit_pages: u64,
+    pub overhead_pages: f64,
+    pub model_max_pages: u64,
+}
+
+fn cfg_u64(r: &GuestReport, k: &str) -> Option<u64> {
+    r.config.get(k).and_then(|v| v.trim().parse().ok())
+}
+
+/// Sizes the model from the boots of one (workload, kernel, mode).
+pub fn sizing(spec: &MachineSpec, reports: &[GuestReport]) -> Result<Sizing, String> {
+    let first = reports
+        .first()
+        .ok_or("no kernel runs to size the model from")?;
+    let mem_kib = first
+        .meminfo_before
+        .get("MemTotal")
+        .copied()
+        .ok_or("guest reported no MemTotal")?;
+    let mut s = Sizing {
+        mem_pages: mem_kib / 4,
+        min_free_kbytes: cfg_u64(first, "min_free_kbytes"),
+        dirty_ratio: cfg_u64(first, "dirty_ratio"),
+        dirty_background_ratio: cfg_u64(first, "dirty_background_ratio"),
+        ..Default::default()
+    };
+    for (path, &max) in &spec.memcg_max {
+        let limit_pages = max / 4096;
+        let mut sum = 0.0;
+        for r in reports {
+            let a = r
+                .memcg_after
+                .get(path)
+                .ok_or_else(|| format!("guest reported no memcg {path}"))?;
+            let user = (a.stat.get("anon").copied().unwrap_or(0)
+                + a.stat.get("file").copied().unwrap_or(0))
+                / 4096;
+            sum += (a.current / 4096).saturating_sub(user) as f64;
+        }
+        let overhead = sum / reports.len() as f64;
+        s.memcgs.insert(
+            path.clone(),
+            MemcgSizing {
+                limit_pages,
+                overhead_pages: overhead,
+                model_max_pages: limit_pages.saturating_sub(overhead.round() as u64),
+            },
+        );
+    }
+    Ok(s)
+}
+
+/// The model's machine for a workload and sizing.
+pub fn machine(spec: &MachineSpec, sizing: &Sizing, header: &TraceHeader) -> MachineConfig {
+    let mut m = MachineConfig::simple(sizing.mem_pages.max(256));
+    m.cpus = 1;
+    m.min_free_kbytes = sizing.min_free_kbytes;
+    m.swappiness = spec.swappiness;
+    if let Some(d) = sizing.dirty_ratio {
+        m.dirty_ratio = d;
+    }
+    if let Some(d) = sizing.dirty_background_ratio {
+        m.dirty_background_ratio = d;
+    }
+    m.swap = match spec.zram_mib {
+        Some(mib) => SwapConfig::Zram {
+            size_pages: mib * 256,
+            compress_ratio: 3.0,
+        },
+        None => SwapConfig::None,
+    };
+    let paths = memcg_tree(
+        header
+            .memcgs
+            .iter()
+            .filter(|(i, _)| *i != 0)
+            .map(|(_, p)| p.clone())
+            .chain(spec.memcg_max.keys().cloned()),
+    );
+    for p in paths {
+        let mut c = MemcgConfig::new(&p);
+        if let Some(ms) = sizing.memcgs.get(&p) {
+            c.max = ms.model_max_pages;
+        }
+        m.memcgs.push(c);
+    }
+    m
+}
+
+/// Runs the model on a trace.
+pub fn run_model(
+    name: &str,
+    spec: &MachineSpec,
+    sizing: &Sizing,
+    header: &TraceHeader,
+    records: &[TraceRecord],
+    kernel: KernelKey,
+    mode: Mode,
+) -> Result<RunResult, String> {
+    let m = machine(spec, sizing, header);
+    let scn = Scenario::from_trace(name, m, header, records)?;
+    let policy = policy_for(kernel, mode, spec.min_ttl_ms);
+    run(
+        &scn,
+        policy,
+        &RunOptions {
+            seed: 1,
+            ..Default::default()
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::console::MemcgSnap;
+
+    #[test]
+    fn policies_per_kernel_and_mode() {
+        assert_eq!(
+            policy_for(KernelKey::V7_2, Mode::Classic, 0).to_string(),
+            "classic:6.12"
+        );
+        assert_eq!(
+            policy_for(KernelKey::V6_1, Mode::Classic, 0).to_string(),
+            "classic:6.1"
+        );
+        assert_eq!(
+            policy_for(KernelKey::V6_12, Mode::Mglru, 0).to_string(),
+            "mglru:6.12"
+        );
+        assert_eq!(
+            policy_for(KernelKey::V7_2, Mode::Mglru, 0).to_string(),
+            "mglru:7.2"
+        );
+    }
+
+    #[test]
+    fn sizes_memcg_from_measured_overhead() {
+        let spec = crate::suite::suite().remove(0).machine;
+        let mut r = GuestReport::default();
+        r.meminfo_before.insert("MemTotal".into(), 480_000);
+        r.config.insert("min_free_kbytes".into(), "2816".into());
+        let mut a = MemcgSnap {
+            current: 32 << 20,
+            ..Default::default()
+        };
+        a.stat.insert("anon".into(), 100 * 4096);
+        a.stat.insert("file".into(), 7_900 * 4096);
+        r.memcg_after.insert("/w".into(), a);
+        let mut r2 = r.clone();
+        r2.memcg_after
+            .get_mut("/w")
+            .unwrap()
+            .stat
+            .insert("file".into(), 7_898 * 4096);
+        let s = sizing(&spec, &[r, r2]).unwrap();
+        let w = &s.memcgs["/w"];
+        assert_eq!(w.limit_pages, 8192);
+        assert_eq!(w.overhead_pages, 193.0);
+        assert_eq!(w.model_max_pages, 7999);
+        assert_eq!(s.mem_pages, 120_000);
+        let (h, _) = crate::suite::suite()[0].trace();
+        let m = machine(&spec, &s, &h);
+        assert_eq!(m.memcgs.len(), 1);
+        assert_eq!(m.memcgs[0].max, 7999);
+        assert_eq!(m.min_free_kbytes, Some(2816));
+        assert!(sizing(&spec, &[]).is_err());
+    }
+}

@@ -1,0 +1,331 @@
+//! The validation suite: small, seeded workloads a TCG guest replays in well under a minute,
+//! each with the machine it runs on (guest RAM, memcg limits, zram). Every workload is
+//! memcg-limited inside a much larger guest, so reclaim is memcg reclaim in the faulting task
+//! (deterministic on one vCPU; kswapd stays asleep).
+//!
+//! To add a workload: write a generator returning a trace (header and records, seeded), and
+//! add a [`Workload`] to [`suite`] with its [`MachineSpec`].
+
+use crate::guest::MachineSpec;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use reclaimlab::access::{Op, PageRef, TraceRecord, Via};
+use reclaimlab::trace::TraceHeader;
+use reclaimlab::workload::pattern::Pattern;
+use std::collections::BTreeMap;
+
+/// The seed of every suite trace.
+pub const SUITE_SEED: u64 = 1;
+/// Records of a multi-process trace are `STEP_NS` apart, so the model issues them in the same
+/// order as the guest (which runs them in file order, one at a time).
+pub const STEP_NS: u64 = 1_000_000;
+const MIB: u64 = 1 << 20;
+
+/// One workload of the suite.
+pub struct Workload {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub machine: MachineSpec,
+    pub generate: fn(u64) -> (TraceHeader, Vec<TraceRecord>),
+}
+
+impl Workload {
+    pub fn trace(&self) -> (TraceHeader, Vec<TraceRecord>) {
+        (self.generate)(SUITE_SEED)
+    }
+    /// The memcg whose counters are compared: the one with a limit (the top one if several).
+    pub fn limited_memcg(&self) -> Option<&str> {
+        self.machine.memcg_max.keys().next().map(|s| s.as_str())
+    }
+}
+
+fn spec(limits: &[(&str, u64)], zram_mib: Option<u64>) -> MachineSpec {
+    MachineSpec {
+        guest_mib: 512,
+        memcg_max: limits
+            .iter()
+            .map(|(p, m)| (p.to_string(), *m))
+            .collect::<BTreeMap<_, _>>(),
+        zram_mib,
+        swappiness: 60,
+        min_ttl_ms: 0,
+    }
+}
+
+struct Gen {
+    header: TraceHeader,
+    records: Vec<TraceRecord>,
+}
+
+impl Gen {
+    fn new(memcgs: &[(u16, &str)], files: &[(u32, u64)]) -> Gen {
+        Gen {
+            header: TraceHeader {
+                memcgs: memcgs.iter().map(|(i, p)| (*i, p.to_string())).collect(),
+                files: files.iter().map(|(i, p)| (*i, *p, None)).collect(),
+            },
+            records: Vec::new(),
+        }
+    }
+    fn push(&mut self, pid: u32, memcg: u16, page: PageRef, op: Op, via: Via) {
+        self.records.push(TraceRecord {
+            time_ns: 0,
+            pid,
+            memcg,
+            page,
+            op,
+            via,
+        });
+    }
+    fn file(&mut self, pid: u32, memcg: u16, file: u32, page: u64, op: Op, via: Via) {
+        self.push(pid, memcg, PageRef::File { file, page }, op, via);
+    }
+    fn anon(&mut self, pid: u32, memcg: u16, page: u64, op: Op) {
+        self.push(pid, memcg, PageRef::Anon { page }, op, Via::Mmap);
+    }
+    /// Gives record i the time (i + 1) * STEP_NS (multi-process traces).
+    fn timed(mut self) -> Gen {
+        for (i, r) in self.records.iter_mut().enumerate() {
+            r.time_ns = (i as u64 + 1) * STEP_NS;
+        }
+        self
+    }
+    fn done(self) -> (TraceHeader, Vec<TraceRecord>) {
+        (self.header, self.records)
+    }
+}
+
+fn zipf(pages: u64, s: f64, seed: u64) -> impl Iterator<Item = u64> {
+    Pattern::Zipf { pages, s }.iter(seed)
+}
+
+fn op_of(rng: &mut ChaCha8Rng, write_pct: u32) -> Op {
+    if rng.random_range(0..100) < write_pct {
+        Op::Write
+    } else {
+        Op::Read
+    }
+}
+
+/// 16 Ki-page (64 MiB) file read with pread, Zipf 0.9, 150k accesses.
+fn file_pread_zipf(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 16384)]);
+    for p in zipf(16384, 0.9, seed).take(150_000) {
+        g.file(1, 1, 0, p, Op::Read, Via::Fd);
+    }
+    g.done()
+}
+
+/// The same file and pattern through a shared mapping (loads).
+fn file_mmap_zipf(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 16384)]);
+    for p in zipf(16384, 0.9, seed).take(150_000) {
+        g.file(1, 1, 0, p, Op::Read, Via::Mmap);
+    }
+    g.done()
+}
+
+/// 12 Ki pages (48 MiB) of anonymous memory: written once in order, then Zipf 0.9 with 30%
+/// stores, 150k accesses; swap on zram.
+fn anon_zipf(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[]);
+    for p in 0..12288 {
+        g.anon(1, 1, p, Op::Write);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xa0);
+    for p in zipf(12288, 0.9, seed).take(150_000) {
+        let op = op_of(&mut rng, 30);
+        g.anon(1, 1, p, op);
+    }
+    g.done()
+}
+
+/// A file of 9,000 pages (35 MiB, about 14% more than the memcg holds) read in order with pread,
+/// 16 times.
+fn file_loop(_seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 9000)]);
+    for _ in 0..16 {
+        for p in 0..9000 {
+            g.file(1, 1, 0, p, Op::Read, Via::Fd);
+        }
+    }
+    g.done()
+}
+
+/// A 16 MiB hot set read uniformly, interrupted every 4,000 accesses by 4,000 pages of a
+/// one-off scan through a 128 MiB region of the same file (pread), 150k accesses.
+fn hot_scan(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 4096 + 32768)]);
+    let pat = Pattern::HotScan {
+        hot: 4096,
+        scan: 32768,
+        scan_every: 4000,
+        scan_len: 4000,
+    };
+    for p in pat.iter(seed).take(150_000) {
+        g.file(1, 1, 0, p, Op::Read, Via::Fd);
+    }
+    g.done()
+}
+
+/// One process: 24 MiB of anonymous memory (written once, then Zipf 0.9 with 30% stores)
+/// interleaved 1:1 with pread of a 48 MiB file (Zipf 0.9), zram swap, 150k accesses after the
+/// initial writes.
+fn mixed_file_anon(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 12288)]);
+    for p in 0..6144 {
+        g.anon(1, 1, p, Op::Write);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb0);
+    let mut a = zipf(6144, 0.9, seed);
+    let mut f = zipf(12288, 0.9, seed + 1);
+    for _ in 0..75_000 {
+        let op = op_of(&mut rng, 30);
+        g.anon(1, 1, a.next().unwrap(), op);
+        g.file(1, 1, 0, f.next().unwrap(), Op::Read, Via::Fd);
+    }
+    g.done()
+}
+
+/// Zipf 0.9 over a 64 MiB file, half pwrite (whole pages) and half pread, 100k accesses: dirty
+/// page cache that reclaim meets before writeback has cleaned it.
+fn dirty_writeback(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 16384)]);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xc0);
+    for p in zipf(16384, 0.9, seed).take(100_000) {
+        let op = op_of(&mut rng, 50);
+        g.file(1, 1, 0, p, op, Via::Fd);
+    }
+    g.done()
+}
+
+/// Two processes in /p/a and /p/b under /p's 48 MiB limit, alternating: a reads a 32 MiB file
+/// (Zipf 0.9), b a 64 MiB file (Zipf 0.6), pread, 75k accesses each.
+fn two_memcgs(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/p/a"), (2, "/p/b")], &[(0, 8192), (1, 16384)]);
+    let mut a = zipf(8192, 0.9, seed);
+    let mut b = zipf(16384, 0.6, seed + 1);
+    for _ in 0..75_000 {
+        g.file(1, 1, 0, a.next().unwrap(), Op::Read, Via::Fd);
+        g.file(2, 2, 1, b.next().unwrap(), Op::Read, Via::Fd);
+    }
+    g.timed().done()
+}
+
+/// A tiny workload for the opt-in boot test: 4 MiB memcg, an 8 MiB file, 6,000 preads.
+fn tiny_gen(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 2048)]);
+    for p in zipf(2048, 0.9, seed).take(6_000) {
+        g.file(1, 1, 0, p, Op::Read, Via::Fd);
+    }
+    g.done()
+}
+
+/// The suite, in the order it runs.
+pub fn suite() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "file-pread-zipf",
+            description: "pread of a 64 MiB file, Zipf 0.9, 32 MiB memcg",
+            machine: spec(&[("/w", 32 * MIB)], None),
+            generate: file_pread_zipf,
+        },
+        Workload {
+            name: "file-mmap-zipf",
+            description: "loads through a shared mapping of a 64 MiB file, Zipf 0.9, 32 MiB memcg",
+            machine: spec(&[("/w", 32 * MIB)], None),
+            generate: file_mmap_zipf,
+        },
+        Workload {
+            name: "anon-zipf-zram",
+            description: "48 MiB anon, Zipf 0.9, 30% stores, 32 MiB memcg, zram",
+            machine: spec(&[("/w", 32 * MIB)], Some(256)),
+            generate: anon_zipf,
+        },
+        Workload {
+            name: "file-loop",
+            description: "pread loop over a file ~14% larger than the 32 MiB memcg holds, 16 passes",
+            machine: spec(&[("/w", 32 * MIB)], None),
+            generate: file_loop,
+        },
+        Workload {
+            name: "hot-scan",
+            description: "16 MiB hot set plus one-off scans of 128 MiB (pread), 32 MiB memcg",
+            machine: spec(&[("/w", 32 * MIB)], None),
+            generate: hot_scan,
+        },
+        Workload {
+            name: "mixed-file-anon",
+            description: "24 MiB anon (Zipf, 30% stores) and 48 MiB file (Zipf pread) 1:1, 32 MiB memcg, zram",
+            machine: spec(&[("/w", 32 * MIB)], Some(256)),
+            generate: mixed_file_anon,
+        },
+        Workload {
+            name: "dirty-writeback",
+            description: "Zipf 0.9 over 64 MiB, 50% pwrite / 50% pread, 32 MiB memcg",
+            machine: spec(&[("/w", 32 * MIB)], None),
+            generate: dirty_writeback,
+        },
+        Workload {
+            name: "two-memcgs",
+            description: "/p/a (32 MiB file, Zipf 0.9) and /p/b (64 MiB file, Zipf 0.6) alternating under /p = 48 MiB",
+            machine: spec(&[("/p", 48 * MIB)], None),
+            generate: two_memcgs,
+        },
+    ]
+}
+
+/// The workload of the opt-in boot test (not part of the suite).
+pub fn tiny() -> Workload {
+    Workload {
+        name: "tiny",
+        description: "pread of an 8 MiB file, Zipf 0.9, 4 MiB memcg, 6,000 accesses",
+        machine: spec(&[("/w", 4 * MIB)], None),
+        generate: tiny_gen,
+    }
+}
+
+/// A workload by name (the suite's or `tiny`).
+pub fn workload(name: &str) -> Result<Workload, String> {
+    if name == "tiny" {
+        return Ok(tiny());
+    }
+    suite().into_iter().find(|w| w.name == name).ok_or_else(|| {
+        let names: Vec<&str> = suite().iter().map(|w| w.name).collect();
+        format!(
+            "unknown workload '{name}' (expected tiny or one of {})",
+            names.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suite_has_eight_deterministic_workloads() {
+        let s = suite();
+        assert!(s.len() >= 8);
+        for w in &s {
+            let (h, r) = w.trace();
+            let (h2, r2) = w.trace();
+            assert_eq!(h, h2);
+            assert_eq!(r, r2, "{} is deterministic", w.name);
+            assert!(
+                (90_000..=300_000).contains(&r.len()),
+                "{}: {} records",
+                w.name,
+                r.len()
+            );
+            assert!(w.limited_memcg().is_some());
+            let mut buf = Vec::new();
+            reclaimlab::trace::write_native(&mut buf, &h, &r).unwrap();
+            let (h3, r3) = reclaimlab::trace::read_native(&buf[..]).unwrap();
+            assert_eq!(r3, r, "{} survives the native format", w.name);
+            assert_eq!(h3.memcgs, h.memcgs);
+        }
+        assert!(workload("nope").err().unwrap().contains("unknown workload"));
+        assert_eq!(workload("tiny").unwrap().trace().1.len(), 6000);
+    }
+}
