@@ -457,5 +457,7 @@ pub fn to_run_result(
         fairness_workers: None,
         fairness_memcgs: None,
         requests: None,
+        // The model's own figure; a real kernel has no counterpart.
+        preemptions: 0,
     }
 }
