@@ -75,6 +75,10 @@ struct ValidateArgs {
     /// Only recompute the table from the cells saved in --out (no boots).
     #[arg(long)]
     table_only: bool,
+    /// Rerun the model side of the cells saved in --out with this build's model (the kernel
+    /// runs stay as recorded), save them and recompute the table (no boots).
+    #[arg(long)]
+    remodel: bool,
     /// List the workloads.
     #[arg(long)]
     list: bool,
@@ -892,13 +896,17 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
         return Ok(());
     }
     let out = a.out.clone().or_else(|| {
-        (a.suite || a.table_only)
+        (a.suite || a.table_only || a.remodel)
             .then(|| PathBuf::from("validation/results").join(reclaimlab_validate::today()))
     });
     let title = "reclaimlab fidelity: real kernels vs the model";
-    if a.table_only {
+    if a.table_only || a.remodel {
         let out = out.expect("set above");
-        let cells = reclaimlab_validate::load_cells(&out)?;
+        let cells = if a.remodel {
+            reclaimlab_validate::remodel_cells(&out)?
+        } else {
+            reclaimlab_validate::load_cells(&out)?
+        };
         if cells.is_empty() {
             return Err(format!("no cells in {}", out.display()));
         }

@@ -291,6 +291,26 @@ pub fn run_cell(
     })
 }
 
+/// Reruns the model side of every cell saved in `dir` with this build's model (the kernel
+/// runs and the sizing measured in the guest stay as recorded), saves the cells again
+/// (atomically) and returns them: how a model change is checked against recorded kernels
+/// without booting again.
+pub fn remodel_cells(dir: &Path) -> Result<Vec<Cell>, String> {
+    let mut cells = load_cells(dir)?;
+    for c in &mut cells {
+        let w = suite::workload(&c.workload)?;
+        let (header, records) = w.trace();
+        let model = model::run_model(
+            w.name, &w.machine, &c.sizing, &header, &records, c.kernel, c.mode,
+        )?;
+        c.model_policy = model::policy_for(c.kernel, c.mode, w.machine.min_ttl_ms).to_string();
+        c.model = fidelity::Counters::of(&model);
+        let json = serde_json::to_string(&*c).map_err(|e| e.to_string())?;
+        write_atomic(&cell_path(dir, w.name, c.kernel, c.mode), json.as_bytes())?;
+    }
+    Ok(cells)
+}
+
 /// The file a finished cell is saved in.
 pub fn cell_path(dir: &Path, w: &str, k: KernelKey, m: Mode) -> PathBuf {
     dir.join("cells").join(format!("{w}-{k}-{m}.json"))

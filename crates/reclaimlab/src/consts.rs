@@ -184,6 +184,12 @@ impl Kernel {
     pub fn skips_vmas_without_recency(self) -> bool {
         self >= Kernel::V6_12
     }
+    /// Swap I/O to a synchronous device (zram) goes through `submit_bio`, which counts
+    /// pgpgin/pgpgout. In v6.1 `swap_readpage`/`__swap_writepage` call `bdev_read_page`/
+    /// `bdev_write_page` (zram's `rw_page`), which count only pswpin/pswpout.
+    pub fn counts_sync_swap_io_in_pgpg(self) -> bool {
+        self >= Kernel::V6_12
+    }
     /// memory.reclaim takes `swappiness=` (v6.12).
     pub fn memory_reclaim_swappiness(self) -> bool {
         self >= Kernel::V6_12

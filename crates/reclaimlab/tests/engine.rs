@@ -3,11 +3,12 @@
 //! cgroup writeback's memcg dirty domain throttles a writer in a small memcg.
 
 use reclaimlab::access::{Op, PageRef, Via};
+use reclaimlab::consts::Kernel;
 use reclaimlab::machine::kthreads::KthreadWork;
 use reclaimlab::machine::{Ctx, Machine, MachineConfig, MemcgConfig, SwapConfig, Vm};
 use reclaimlab::metrics::RunResult;
 use reclaimlab::policy::classic::Classic;
-use reclaimlab::sim::{run, RunOptions};
+use reclaimlab::sim::{run, PolicySpec, RunOptions};
 use reclaimlab::workload::pattern::Pattern;
 use reclaimlab::workload::{Phase, ProcSpec, Scenario, Stream, Target, ThreadSpec};
 
@@ -350,4 +351,36 @@ fn dirty_throttling_is_ratelimited_per_task() {
     );
     assert!(m.memcgs[memcg as usize].dirty_exceeded);
     assert_eq!(m.procs[pid as usize].nr_dirtied, 0);
+}
+
+/// Swap I/O counters per kernel: in 6.1 swapping to zram goes through `bdev_read_page` /
+/// `bdev_write_page` (zram's `rw_page`) and counts only pswpin/pswpout; from 6.12 it goes
+/// through `submit_bio`, which also counts pgpgin/pgpgout (4 KiB per page).
+#[test]
+fn zram_swap_io_counts_pgpg_from_6_12_only() {
+    for (kernel, counted) in [(Kernel::V6_1, false), (Kernel::V6_12, true)] {
+        let mut scn = reclaimlab::workload::micro::builtin("anon-only", 0.25).unwrap();
+        scn.machine.kernel = kernel;
+        let r = run(
+            &scn,
+            PolicySpec::classic(kernel),
+            &RunOptions {
+                seed: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let (pswpin, pswpout) = (r.vmstat["pswpin"], r.vmstat["pswpout"]);
+        assert!(pswpin > 0 && pswpout > 0, "{kernel}: the scenario swaps");
+        if counted {
+            assert_eq!(r.vmstat["pgpgin"], 4 * pswpin, "{kernel}");
+            assert_eq!(r.vmstat["pgpgout"], 4 * pswpout, "{kernel}");
+        } else {
+            assert_eq!(
+                (r.vmstat["pgpgin"], r.vmstat["pgpgout"]),
+                (0, 0),
+                "{kernel}"
+            );
+        }
+    }
 }

@@ -260,7 +260,9 @@ impl Machine {
         self.spend(read_ns);
         let memcg = self.folios[pfn as usize].memcg;
         self.count(memcg, Vm::Pswpin, 1);
-        self.count(memcg, Vm::Pgpgin, 4);
+        if !self.swap.is_synchronous() || self.kernel.counts_sync_swap_io_in_pgpg() {
+            self.count(memcg, Vm::Pgpgin, 4);
+        }
         if self.swap.is_synchronous() {
             self.swap_slot_release(slot);
             self.folios[pfn as usize].set(pg::DIRTY);

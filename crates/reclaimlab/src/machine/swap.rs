@@ -183,7 +183,9 @@ impl Machine {
                 self.spend(self.cfg.cost.zram_compress_ns);
                 self.folios[pfn as usize].clear(pg::DIRTY);
                 self.count(memcg, Vm::Pswpout, 1);
-                self.count(memcg, Vm::Pgpgout, 4);
+                if self.kernel.counts_sync_swap_io_in_pgpg() {
+                    self.count(memcg, Vm::Pgpgout, 4);
+                }
                 SwapWrite::Sync
             }
             SwapBacking::Device(dev) => {
