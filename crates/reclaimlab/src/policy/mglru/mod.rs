@@ -757,6 +757,24 @@ impl Mglru {
         false
     }
 
+    /// `try_to_inc_max_seq` from a reclaimer's own aging: if it walks (or joins a walk), it
+    /// allocates an mm walker (`set_mm_walk(NULL, true)`) that stays with the task until the
+    /// end of its lruvec pass (cgroup reclaim) or node pass (root reclaim), so the rest of that
+    /// pass's look-arounds update generations through it.
+    pub(super) fn age_in_reclaim(
+        &mut self,
+        m: &mut Machine,
+        lv: usize,
+        sc: &mut ScanControl,
+        swappiness: u32,
+    ) -> bool {
+        let max_seq = self.lruvecs[lv].max_seq;
+        if self.cfg.enabled & LRU_GEN_MM_WALK != 0 && max_seq > self.lruvecs[lv].mm.seq {
+            sc.mm_walker = true;
+        }
+        self.try_to_inc_max_seq(m, lv, max_seq, swappiness, false, sc.is_kswapd)
+    }
+
     /// Ends the lruvec's walk iteration if its time has come (the policy timer, or a debugfs
     /// writer that walked it itself): `mm_state.seq` advances and `inc_max_seq` creates the
     /// generation, born when the walk ended.
@@ -1308,8 +1326,7 @@ impl Mglru {
         if !need || sc.priority == DEF_PRIORITY {
             return (nr >> sc.priority) as i64;
         }
-        let max_seq = self.lruvecs[lv].max_seq;
-        if self.try_to_inc_max_seq(m, lv, max_seq, swappiness, false, sc.is_kswapd) {
+        if self.age_in_reclaim(m, lv, sc, swappiness) {
             -1
         } else {
             0
@@ -1400,8 +1417,7 @@ impl Mglru {
                 break;
             }
             if self.should_age_now(lv, sc, swappiness) {
-                let max_seq = self.lruvecs[lv].max_seq;
-                if self.try_to_inc_max_seq(m, lv, max_seq, swappiness, false, sc.is_kswapd) {
+                if self.age_in_reclaim(m, lv, sc, swappiness) {
                     need_rotate = true;
                 }
                 should_age = true;
@@ -1576,6 +1592,8 @@ impl Mglru {
             return;
         }
         m.lru_add_drain(self);
+        // set_mm_walk .. clear_mm_walk: a walker the pass allocates ends with it.
+        let walker = sc.mm_walker;
         self.set_initial_priority(m, node, sc);
         let saved = sc.nr_reclaimed;
         if sc.is_kswapd {
@@ -1591,6 +1609,7 @@ impl Mglru {
         if sc.is_kswapd {
             sc.nr_reclaimed += saved;
         }
+        sc.mm_walker = walker;
         if reclaimed > 0 {
             m.nodes[node as usize].kswapd_failures = 0;
         }
@@ -1621,8 +1640,12 @@ impl Mglru {
         let before = sc.nr_reclaimed;
         let walk = self.cfg.memcg_walk;
         m.walk_memcgs(node, sc, walk, |m, sc, memcg| {
+            // lru_gen_shrink_lruvec: set_mm_walk .. clear_mm_walk around the lruvec pass.
             m.lru_add_drain(self);
-            if self.try_to_shrink_lruvec(m, memcg, node, sc) && walk == MemcgWalk::MemcgLru {
+            let walker = sc.mm_walker;
+            let rotate = self.try_to_shrink_lruvec(m, memcg, node, sc);
+            sc.mm_walker = walker;
+            if rotate && walk == MemcgWalk::MemcgLru {
                 self.rotate_memcg(memcg, node, MemcgLruOp::Young);
             }
             Visit::Reclaimed { abort: false }

@@ -40,7 +40,7 @@ impl Mglru {
         m: &mut Machine,
         lv: usize,
         memcg: u16,
-        sc: &ScanControl,
+        sc: &mut ScanControl,
         swappiness: u32,
     ) -> (u64, Option<bool>) {
         let root = sc.root();
@@ -60,8 +60,7 @@ impl Mglru {
             if sc.is_kswapd {
                 return (0, Some(true));
             }
-            let max_seq = self.lruvecs[lv].max_seq;
-            if self.try_to_inc_max_seq(m, lv, max_seq, swappiness, false, false) {
+            if self.age_in_reclaim(m, lv, sc, swappiness) {
                 return (nr_to_scan, Some(true));
             }
         }
@@ -123,6 +122,21 @@ impl Mglru {
     ) {
         let lv = self.lv(memcg, node);
         m.lru_add_drain(self);
+        // set_mm_walk .. clear_mm_walk: a walker aging allocates lasts for this pass.
+        let walker = sc.mm_walker;
+        self.shrink_lruvec_pass_6_1(m, lv, memcg, node, sc);
+        sc.mm_walker = walker;
+    }
+
+    /// The body of 6.1's `lru_gen_shrink_lruvec`, between `set_mm_walk` and `clear_mm_walk`.
+    fn shrink_lruvec_pass_6_1(
+        &mut self,
+        m: &mut Machine,
+        lv: usize,
+        memcg: u16,
+        node: u8,
+        sc: &mut ScanControl,
+    ) {
         let seq = self.lruvecs[lv].max_seq;
         let reclaimed = sc.nr_reclaimed;
         let (mut need_aging, mut need_swapping) = (false, false);
