@@ -1559,3 +1559,42 @@ fn rejected_mapped_folios_are_activated_per_era() {
         l.check();
     }
 }
+
+/// `set_mm_walk(NULL, true)` in `try_to_inc_max_seq`: a direct reclaimer that walks for its own
+/// aging keeps the walker (look-around then updates generations instead of activating) until
+/// `lru_gen_shrink_lruvec`/`lru_gen_shrink_node` clear it at the end of the pass.
+#[test]
+fn a_reclaimers_aging_walker_lasts_until_the_end_of_its_pass() {
+    // (6.1 reaches the same code through its own lru_gen_shrink_lruvec, set_mm_walk included.)
+    for kernel in [Kernel::V6_12, Kernel::V7_1, Kernel::V7_2] {
+        let (mut l, f, p) = walk_lab(kernel, 0x7);
+        for page in 0..2 * PTRS_PER_PTE {
+            l.load(p, f, page);
+        }
+        l.drain();
+        // At DEF_PRIORITY nothing ages: no walker.
+        let mut sc = ScanControl::new(32, None);
+        l.enter(0);
+        l.pol.try_to_shrink_lruvec(&mut l.m, 0, 0, &mut sc);
+        assert!(!sc.mm_walker, "{kernel}: no aging at DEF_PRIORITY");
+        // Below it (low enough for 7.2's budget to be non-zero), with the empty oldest
+        // generations dropped, the lruvec ages with a walk: the walker stays with the task.
+        sc.priority = 8;
+        l.settle();
+        let max = l.g().max_seq;
+        l.enter(0);
+        l.pol.try_to_shrink_lruvec(&mut l.m, 0, 0, &mut sc);
+        assert!(
+            l.g().mm.walking.is_some() || l.g().max_seq > max,
+            "{kernel}: aged"
+        );
+        assert!(sc.mm_walker, "{kernel}: the aging walker is kept");
+        // The node pass (shrink_node) ends with clear_mm_walk.
+        let mut sc = ScanControl::new(32, None);
+        sc.priority = 11;
+        l.enter(0);
+        l.pol.shrink_node(&mut l.m, 0, &mut sc);
+        assert!(!sc.mm_walker, "{kernel}: cleared at the end of the pass");
+        l.check();
+    }
+}
