@@ -626,12 +626,20 @@ fn cmd_policies() -> Result<(), String> {
     }
     println!();
     println!(
-        "MGLRU switches (the 2026 series; mglru:7.1 has none, mglru:7.2 all but fg-promotion;"
+        "MGLRU switches: the 2026 series (mglru:7.1 has none, mglru:7.2 all fifteen; add with"
     );
+    println!("mglru:7.1+NAME or --with NAME, remove with mglru:7.2-NAME or --without NAME):");
+    for w in Switch::SERIES {
+        println!("  {:<38} {}", w.name(), w.description());
+    }
+    println!("experimental, in no kernel:");
     println!(
-        "add with mglru:7.1+NAME or --with NAME, remove with mglru:7.2-NAME or --without NAME):"
+        "  {:<38} {}",
+        Switch::FgPromotion.name(),
+        Switch::FgPromotion.description()
     );
-    for w in Switch::ALL {
+    println!("beside the series in Debian's linux 7.2.13 (mglru:7.2.13 = mglru:7.2 and these):");
+    for w in Switch::DEBIAN_7_2_13 {
         println!("  {:<38} {}", w.name(), w.description());
     }
     println!();

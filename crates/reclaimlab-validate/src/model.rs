@@ -23,12 +23,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The model policy of a kernel and mode. The classical path of 7.x is 6.12's (the model has
-/// no classic:7.x): 7.2 with MGLRU off is modelled by `classic:6.12`.
+/// no classic:7.x): 7.2 with MGLRU off is modelled by `classic:6.12`. Debian's 7.2 is 7.2.13,
+/// whose MGLRU has changes beside the 2026 series: `mglru:7.2.13`.
 pub fn policy_for(kernel: KernelKey, mode: Mode, min_ttl_ms: u64) -> PolicySpec {
     let k = match kernel {
         KernelKey::V6_1 => Kernel::V6_1,
         KernelKey::V6_12 => Kernel::V6_12,
-        KernelKey::V7_2 => Kernel::V7_2,
+        KernelKey::V7_2 => Kernel::V7_2_13,
     };
     match mode {
         Mode::Classic => PolicySpec::classic(k.min(Kernel::V6_12)),
@@ -189,7 +190,7 @@ mod tests {
         );
         assert_eq!(
             policy_for(KernelKey::V7_2, Mode::Mglru, 0).to_string(),
-            "mglru:7.2"
+            "mglru:7.2.13"
         );
     }
 

@@ -133,17 +133,29 @@ pub enum Kernel {
     V6_12,
     V7_1,
     V7_2,
+    /// Debian's linux 7.2.13: 7.2 with the MGLRU changes merged beside the 2026 series.
+    V7_2_13,
 }
 
 impl Kernel {
+    /// The kernels of the spec's eras (issue 3). `V7_2_13`, Debian's 7.2 as validation boots
+    /// it, is 7.2 with more switches on; it is in `WITH_DEBIAN_7_2`.
     pub const ALL: [Kernel; 4] = [Kernel::V6_1, Kernel::V6_12, Kernel::V7_1, Kernel::V7_2];
+    /// `ALL` and Debian's 7.2.13.
+    pub const WITH_DEBIAN_7_2: [Kernel; 5] = [
+        Kernel::V6_1,
+        Kernel::V6_12,
+        Kernel::V7_1,
+        Kernel::V7_2,
+        Kernel::V7_2_13,
+    ];
 
     /// The MGLRU era of this kernel.
     pub fn mglru_era(self) -> MglruEra {
         match self {
             Kernel::V6_1 => MglruEra::A,
             Kernel::V6_12 => MglruEra::B,
-            Kernel::V7_1 | Kernel::V7_2 => MglruEra::C,
+            Kernel::V7_1 | Kernel::V7_2 | Kernel::V7_2_13 => MglruEra::C,
         }
     }
 
@@ -215,6 +227,7 @@ impl fmt::Display for Kernel {
             Kernel::V6_12 => "6.12",
             Kernel::V7_1 => "7.1",
             Kernel::V7_2 => "7.2",
+            Kernel::V7_2_13 => "7.2.13",
         })
     }
 }
@@ -227,8 +240,9 @@ impl FromStr for Kernel {
             "6.12" => Ok(Kernel::V6_12),
             "7.1" => Ok(Kernel::V7_1),
             "7.2" => Ok(Kernel::V7_2),
+            "7.2.13" => Ok(Kernel::V7_2_13),
             _ => Err(format!(
-                "unknown kernel '{s}' (expected 6.1, 6.12, 7.1 or 7.2)"
+                "unknown kernel '{s}' (expected 6.1, 6.12, 7.1, 7.2 or 7.2.13)"
             )),
         }
     }

@@ -18,7 +18,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A policy as named on the command line: `classic[:6.1|6.12]`,
-/// `mglru[:6.1|6.12|7.1|7.2][+switch...][-switch...]`, `lru`, `clock`, `fifo`.
+/// `mglru[:6.1|6.12|7.1|7.2|7.2.13][+switch...][-switch...]`, `lru`, `clock`, `fifo`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicySpec {
     /// The classical LRU of a kernel, with its memcg walk for global reclaim.

@@ -134,11 +134,11 @@ fn scenario(
 }
 
 /// The MGLRU configuration: the kernel's defaults, then (7.x only) a random set of the
-/// series switches and the experimental FG promotion, random capability bits (the core bit
+/// series switches, the experimental FG promotion and the 7.2.13 changes, random capability bits (the core bit
 /// always on) and min_ttl_ms.
 fn mglru(kernel: Kernel, switch_bits: u32, caps: u8, min_ttl: bool) -> MglruConfig {
     let mut c = MglruConfig::new(kernel);
-    if matches!(kernel, Kernel::V7_1 | Kernel::V7_2) {
+    if matches!(kernel, Kernel::V7_1 | Kernel::V7_2 | Kernel::V7_2_13) {
         c.switches = Switch::ALL
             .iter()
             .enumerate()
@@ -280,13 +280,13 @@ proptest! {
         zram in any::<bool>(),
         limit_pct in 20u64..90,
         phases in proptest::collection::vec((0u8..3, 0u8..4, 0u8..2, 0u32..101), 1..5),
-        kernel in 0usize..4,
+        kernel in 0usize..5,
         switch_bits in any::<u32>(),
         caps in 0u8..4,
         min_ttl in proptest::bool::weighted(0.2),
         seed in 0u64..1000,
     ) {
-        let kernel = Kernel::ALL[kernel];
+        let kernel = Kernel::WITH_DEBIAN_7_2[kernel];
         let scn = scenario(mem, zram, limit_pct, phases, kernel);
         let expected = expected_accesses(&scn);
         let cfg = mglru(kernel, switch_bits, caps, min_ttl);
@@ -305,12 +305,12 @@ proptest! {
         mem in 600u64..1200,
         zram in any::<bool>(),
         phases in proptest::collection::vec((0u8..3, 0u8..4, 0u8..2, 0u32..101), 1..4),
-        kernel in 0usize..4,
+        kernel in 0usize..5,
         cmds in proptest::collection::vec(
             (0u64..4_000_000, any::<bool>(), 1u64..4, 0u64..10, 0u64..300), 1..12),
         seed in 0u64..1000,
     ) {
-        let kernel = Kernel::ALL[kernel];
+        let kernel = Kernel::WITH_DEBIAN_7_2[kernel];
         let scn = scenario(mem, zram, 60, phases, kernel);
         let expected = expected_accesses(&scn);
         let schedule = cmds

@@ -246,14 +246,26 @@ fn policy_spec_parses_switch_lists() {
 
 #[test]
 fn policy_spec_accepts_every_switch_name_and_round_trips() {
-    // Sixteen distinct names: the fifteen patches in merge order, then fg-promotion.
+    // 21 distinct names: the fifteen patches in merge order, fg-promotion, then the five
+    // changes beside the series in Debian's 7.2.13.
     let names: Vec<&str> = Switch::ALL.iter().map(|w| w.name()).collect();
     let mut sorted = names.clone();
     sorted.sort();
     sorted.dedup();
-    assert_eq!(sorted.len(), 16);
+    assert_eq!(sorted.len(), 21);
     assert_eq!(&Switch::ALL[..15], &Switch::SERIES[..]);
     assert_eq!(Switch::ALL[15], Switch::FgPromotion);
+    assert_eq!(&Switch::ALL[16..], &Switch::DEBIAN_7_2_13[..]);
+    assert_eq!(
+        mglru_cfg("mglru:7.2.13").switches,
+        Switch::DEBIAN_7_2_13
+            .into_iter()
+            .fold(Switches::series(), |s, w| s.with(w))
+    );
+    assert_eq!(
+        "mglru:7.2.13".parse::<PolicySpec>().unwrap().to_string(),
+        "mglru:7.2.13"
+    );
     for w in Switch::ALL {
         assert_eq!(w.name().parse::<Switch>(), Ok(w));
         let on = format!("mglru:7.1+{w}");
@@ -263,8 +275,9 @@ fn policy_spec_accepts_every_switch_name_and_round_trips() {
         let off = format!("mglru:7.2-{w}");
         let c = mglru_cfg(&off);
         assert_eq!(c.switches, Switches::series().without(w), "{off}");
-        // fg-promotion is not in 7.2: removing it is a no-op and is not printed.
-        let shown = if w == Switch::FgPromotion {
+        // fg-promotion and the 7.2.13 changes are not in 7.2: removing them is a no-op and is
+        // not printed.
+        let shown = if !Switch::SERIES.contains(&w) {
             "mglru:7.2".to_string()
         } else {
             off.clone()
@@ -272,7 +285,7 @@ fn policy_spec_accepts_every_switch_name_and_round_trips() {
         assert_eq!(PolicySpec::Mglru(c).to_string(), shown);
         assert_eq!(shown.parse::<PolicySpec>(), Ok(PolicySpec::Mglru(c)));
     }
-    // All sixteen added to 7.1, all fifteen removed from 7.2.
+    // All 21 added to 7.1, all fifteen removed from 7.2.
     let all_on: String = Switch::ALL.iter().map(|w| format!("+{w}")).collect();
     let c = mglru_cfg(&format!("mglru:7.1{all_on}"));
     assert!(Switch::ALL.iter().all(|&w| c.switches.on(w)));

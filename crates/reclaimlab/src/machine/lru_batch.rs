@@ -8,10 +8,10 @@ impl Machine {
     /// `folio_add_lru`: queue in this CPU's lru_add batch; flush when it is full.
     pub fn folio_add_lru(&mut self, pol: &mut dyn Policy, pfn: Pfn) {
         let cpu = self.ctx.cpu as usize;
-        // MGLRU: a folio added while faulting on a vma with recency starts active.
-        if pol.is_lru_gen() && self.ctx.in_lru_fault && !self.folios[pfn as usize].test(pg::MLOCKED)
-        {
-            self.folios[pfn as usize].set(pg::ACTIVE);
+        // MGLRU: a folio added while faulting on a vma with recency starts active (or, 7.2.13,
+        // marked accessed).
+        if self.ctx.in_lru_fault && !self.folios[pfn as usize].test(pg::MLOCKED) {
+            pol.folio_add_lru_in_fault(self, pfn);
         }
         self.folios[pfn as usize].set(pg::IN_BATCH);
         self.lru_add_batch[cpu].push(pfn);

@@ -73,6 +73,10 @@ pub trait Policy {
         None
     }
 
+    /// `folio_add_lru` of a folio added inside a fault on a vma with recency
+    /// (`lru_gen_in_fault`): MGLRU decides how it starts; the classical LRU does nothing.
+    fn folio_add_lru_in_fault(&mut self, _m: &mut Machine, _pfn: Pfn) {}
+
     /// Deferred work the policy queued with `KthreadWork::PolicyTimer(token)` is due.
     fn timer(&mut self, _m: &mut Machine, _token: u64) {}
 
@@ -95,7 +99,7 @@ pub fn catalogue() -> Vec<(&'static str, &'static str)> {
         ),
                 (
             "mglru",
-            "the multi-generational LRU (--kernel 6.1|6.12|7.1|7.2, default 7.2; switches below)",
+            "the multi-generational LRU (--kernel 6.1|6.12|7.1|7.2|7.2.13, default 7.2; switches below)",
         ),
         (
             "lru",

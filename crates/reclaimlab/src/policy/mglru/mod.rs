@@ -44,10 +44,10 @@ impl MglruConfig {
     pub fn new(kernel: Kernel) -> Self {
         MglruConfig {
             kernel,
-            switches: if kernel == Kernel::V7_2 {
-                Switches::series()
-            } else {
-                Switches::NONE
+            switches: match kernel {
+                Kernel::V7_2 => Switches::series(),
+                Kernel::V7_2_13 => Switches::debian_7_2_13(),
+                _ => Switches::NONE,
             },
             enabled: LRU_GEN_CORE | LRU_GEN_MM_WALK | LRU_GEN_NONLEAF_YOUNG,
             min_ttl_ms: 0,
@@ -318,7 +318,9 @@ impl Mglru {
                     4
                 } else if anon_no_swapcache || reclaim_io {
                     2
-                } else if f.test(pg::WORKINGSET) {
+                } else if f.test(pg::WORKINGSET)
+                    || (self.on(Switch::ReferencedPlacement) && f.test(pg::REFERENCED))
+                {
                     3
                 } else {
                     4
@@ -469,10 +471,27 @@ impl Mglru {
             f.set(pg::REFERENCED);
             return false;
         }
+        // 7.2.13: "promote on second access" counts references (folio_lru_refs) first.
+        if self.on(Switch::SecondAccessPromotion) && self.folio_lru_refs(f) <= 1 {
+            lru_gen_inc_refs(f);
+            return true;
+        }
         f.refs = 0;
         f.clear(pg::REFERENCED);
         f.set(pg::WORKINGSET);
         true
+    }
+
+    /// `folio_add_lru` inside a fault on a vma with recency (`lru_gen_in_fault`): the folio
+    /// starts active; with `fault-marks-accessed` (7.2.13) only a workingset (refaulted) one
+    /// does, and the others are marked accessed, which places them like referenced folios.
+    pub(super) fn add_in_fault(&self, m: &mut Machine, pfn: Pfn) {
+        let f = &mut m.folios[pfn as usize];
+        if !self.on(Switch::FaultMarksAccessed) || f.test(pg::WORKINGSET) {
+            f.set(pg::ACTIVE);
+        } else if !f.test(pg::REFERENCED) {
+            lru_gen_inc_refs(f);
+        }
     }
 
     // ---------------------------------------------------------------- PID controller
@@ -1290,7 +1309,8 @@ impl Mglru {
 
     /// `should_abort_scan`.
     fn should_abort_scan(&self, m: &Machine, node: u8, sc: &ScanControl) -> bool {
-        if !root_reclaim(sc) {
+        // "don't abort memcg reclaim to ensure fairness" (gone in 7.2.13).
+        if !root_reclaim(sc) && !self.on(Switch::MemcgReclaimAbortsAtGoal) {
             return false;
         }
         if sc.nr_reclaimed >= sc.nr_to_reclaim.max(2) {
@@ -1715,6 +1735,22 @@ impl Mglru {
     }
 }
 
+/// `lru_gen_inc_refs` (7.x) without MGLRU-FG: the first reference sets PG_referenced, the next
+/// ones count up to LRU_REFS_MAX, then PG_workingset.
+fn lru_gen_inc_refs(f: &mut crate::machine::Folio) {
+    if f.test(pg::UNEVICTABLE) {
+        return;
+    }
+    if !f.test(pg::REFERENCED) {
+        f.refs = 0;
+        f.set(pg::REFERENCED);
+    } else if f.refs == LRU_REFS_MAX {
+        f.set(pg::WORKINGSET);
+    } else {
+        f.refs += 1;
+    }
+}
+
 /// Root reclaim: no target memcg, or the root memcg.
 fn root_reclaim(sc: &ScanControl) -> bool {
     sc.target_mem_cgroup.is_none_or(|t| t == 0)
@@ -1730,6 +1766,10 @@ fn reclaimer_events(sc: &ScanControl) -> (Vm, Vm) {
 }
 
 impl Policy for Mglru {
+    fn folio_add_lru_in_fault(&mut self, m: &mut Machine, pfn: Pfn) {
+        self.add_in_fault(m, pfn);
+    }
+
     /// The walk iteration of lruvec `token` ends (`sync_aging`).
     fn timer(&mut self, m: &mut Machine, token: u64) {
         self.sync_aging(m, token as usize);
@@ -1882,7 +1922,7 @@ impl Policy for Mglru {
                 let refs = (token & 3) + 1;
                 let tier = self.tier_of(refs, ws);
                 self.lruvecs[lv].refaulted[t][tier] += 1;
-                if in_fault {
+                if in_fault && (ws || !self.on(Switch::RefaultActivateWorkingsetOnly)) {
                     m.count(f.memcg, activate_ev, 1);
                 }
                 let fm = &mut m.folios[pfn as usize];

@@ -1,7 +1,9 @@
 //! The 2026 "mm/mglru: improve reclaim loop and dirty folio handling" series (Kairui Song, v7,
 //! 15 patches, merged in v7.2) as one switch per patch, plus the experimental MGLRU-FG
-//! frequency-guided promotion (spec series-2026.md sections A.2 and B). `--kernel 7.1` has
-//! every switch off, `--kernel 7.2` every series switch on (FG stays off).
+//! frequency-guided promotion (spec series-2026.md sections A.2 and B), and the MGLRU changes
+//! merged beside the series that Debian's linux 7.2.13 has. `--kernel 7.1` has every switch
+//! off, `--kernel 7.2` every series switch on (FG stays off), `--kernel 7.2.13` the series and
+//! the 7.2.13 changes.
 
 use std::fmt;
 use std::str::FromStr;
@@ -26,6 +28,12 @@ pub enum Switch {
     UnifyWritebackThrottling,
     /// Experimental: MGLRU-FG patch 06/32 (not part of any released kernel).
     FgPromotion,
+    // MGLRU changes beside the series, as found in Debian's linux 7.2.13 (`mglru:7.2.13`).
+    ReferencedPlacement,
+    FaultMarksAccessed,
+    SecondAccessPromotion,
+    RefaultActivateWorkingsetOnly,
+    MemcgReclaimAbortsAtGoal,
 }
 
 impl Switch {
@@ -47,13 +55,26 @@ impl Switch {
         Switch::RemoveUnqueuedDirty,
         Switch::UnifyWritebackThrottling,
     ];
-    /// Every switch: the series, then the experimental FG promotion.
-    pub const ALL: [Switch; 16] = {
-        let mut all = [Switch::FgPromotion; 16];
+    /// MGLRU changes merged beside the series, as Debian's linux-source 7.2.13 has them.
+    pub const DEBIAN_7_2_13: [Switch; 5] = [
+        Switch::ReferencedPlacement,
+        Switch::FaultMarksAccessed,
+        Switch::SecondAccessPromotion,
+        Switch::RefaultActivateWorkingsetOnly,
+        Switch::MemcgReclaimAbortsAtGoal,
+    ];
+    /// Every switch: the series, the experimental FG promotion, then the 7.2.13 changes.
+    pub const ALL: [Switch; 21] = {
+        let mut all = [Switch::FgPromotion; 21];
         let mut i = 0;
         while i < Switch::SERIES.len() {
             all[i] = Switch::SERIES[i];
             i += 1;
+        }
+        let mut j = 0;
+        while j < Switch::DEBIAN_7_2_13.len() {
+            all[16 + j] = Switch::DEBIAN_7_2_13[j];
+            j += 1;
         }
         all
     };
@@ -76,6 +97,11 @@ impl Switch {
             Switch::RemoveUnqueuedDirty => "remove-unqueued-dirty",
             Switch::UnifyWritebackThrottling => "unify-writeback-throttling",
             Switch::FgPromotion => "fg-promotion",
+            Switch::ReferencedPlacement => "referenced-placement",
+            Switch::FaultMarksAccessed => "fault-marks-accessed",
+            Switch::SecondAccessPromotion => "second-access-promotion",
+            Switch::RefaultActivateWorkingsetOnly => "refault-activate-workingset-only",
+            Switch::MemcgReclaimAbortsAtGoal => "memcg-reclaim-aborts-at-goal",
         }
     }
 
@@ -98,6 +124,11 @@ impl Switch {
             Switch::RemoveUnqueuedDirty => "14 remove sc->nr.unqueued_dirty (no behaviour change for MGLRU after 11)",
             Switch::UnifyWritebackThrottling => "15 MGLRU feeds sc->nr; cgroup reclaim gets congestion throttling",
             Switch::FgPromotion => "EXPERIMENTAL MGLRU-FG: a file folio whose fd access count overflows is promoted one generation",
+            Switch::ReferencedPlacement => "7.2.13: lru_gen_folio_seq places PG_referenced folios like workingset ones (max_seq - 2)",
+            Switch::FaultMarksAccessed => "7.2.13: folio_add_lru in a fault activates only workingset folios and marks the others accessed",
+            Switch::SecondAccessPromotion => "7.2.13: lru_gen_set_refs promotes to workingset only after two fd/PTE references, else counts one more",
+            Switch::RefaultActivateWorkingsetOnly => "7.2.13: lru_gen_refault counts workingset_activate only for workingset folios",
+            Switch::MemcgReclaimAbortsAtGoal => "7.2.13: should_abort_scan also stops memcg reclaim once it reclaimed its goal",
         }
     }
 
@@ -134,6 +165,12 @@ impl Switches {
         Switch::SERIES
             .into_iter()
             .fold(Switches::NONE, |s, w| s.with(w))
+    }
+    /// The series and the MGLRU changes beside it in Debian's 7.2.13.
+    pub fn debian_7_2_13() -> Switches {
+        Switch::DEBIAN_7_2_13
+            .into_iter()
+            .fold(Switches::series(), |s, w| s.with(w))
     }
     pub fn with(self, w: Switch) -> Switches {
         Switches(self.0 | w.bit())
