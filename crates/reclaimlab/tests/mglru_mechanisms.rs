@@ -1598,3 +1598,35 @@ fn a_reclaimers_aging_walker_lasts_until_the_end_of_its_pass() {
         l.check();
     }
 }
+
+/// `lru_gen_add_folio` of an active folio (a `folio_activate`): 6.12 (6.12.117) also clears its
+/// refs counter and PG_referenced, 6.1 (6.1.192) and 7.x clear only PG_active, so a folio read
+/// three times keeps its references through the activation there.
+#[test]
+fn activation_clears_the_references_in_6_12_only() {
+    for kernel in Kernel::ALL {
+        let mut l = Lab::new(kernel, SwapConfig::None);
+        let f = l.m.create_file("f", 1);
+        l.read_n(f, 0, 3);
+        l.drain();
+        let pfn = l.page(f, 0);
+        assert!(l.has(pfn, pg::REFERENCED), "{kernel}");
+        let refs = l.m.folios[pfn as usize].refs;
+        assert!(refs > 0 || l.era != MglruEra::C, "{kernel}: counted");
+        l.enter(0);
+        l.m.folio_activate(&mut l.pol, pfn);
+        l.drain();
+        let cleared = kernel == Kernel::V6_12;
+        assert_eq!(
+            !l.has(pfn, pg::REFERENCED),
+            cleared,
+            "{kernel}: PG_referenced"
+        );
+        let want_refs = if cleared { 0 } else { refs };
+        assert_eq!(l.m.folios[pfn as usize].refs, want_refs, "{kernel}: refs");
+        // Active goes to max_seq (6.x), or max_seq - 1 without PG_workingset (7.x).
+        let back = (l.era == MglruEra::C && !l.has(pfn, pg::WORKINGSET)) as u64;
+        assert_eq!(l.seq(pfn), l.g().max_seq - back, "{kernel}: activated");
+        l.check();
+    }
+}

@@ -366,6 +366,12 @@ impl Mglru {
         let t = f.is_file_lru() as usize;
         let fm = &mut m.folios[pfn as usize];
         fm.gen = gen + 1;
+        // 6.12 (6.12.117's lru_gen_add_folio) also clears the refs counter and PG_referenced
+        // of a folio added active; 6.1.192 and 7.2 clear only PG_active.
+        if self.era == MglruEra::B && fm.test(pg::ACTIVE) {
+            fm.refs = 0;
+            fm.clear(pg::REFERENCED);
+        }
         fm.clear(pg::ACTIVE);
         self.update_size(lv, t, None, Some(gen));
         let list = self.list_id(lv, gen, t);
