@@ -244,6 +244,15 @@ struct Thread {
 /// access pattern is deterministic, which is where real repetitions get their spread.
 pub const TASK_START_JITTER_NS: u64 = 100_000;
 
+/// `n` events over `ns` nanoseconds of simulated time, per second (0 over no time).
+fn per_second(n: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
+    } else {
+        n as f64 * 1e9 / ns as f64
+    }
+}
+
 /// How an access step ended.
 enum AccessEnd {
     /// Done at time `at`.
@@ -716,12 +725,7 @@ impl Engine {
     /// A worker's throughput: accesses per simulated second until it finished (or the run
     /// ended), so fixed-work and fixed-time runs compare alike.
     fn worker_rate(t: &Thread) -> f64 {
-        let life = t.finish.saturating_sub(t.start);
-        if life == 0 {
-            0.0
-        } else {
-            t.accesses as f64 * 1e9 / life as f64
-        }
+        per_second(t.accesses, t.finish.saturating_sub(t.start))
     }
 
     /// Jain's index over the throughput of the worker (non-background) threads.
@@ -795,9 +799,9 @@ impl Engine {
         let timed: Vec<&Thread> = self.threads.iter().filter(|t| t.ops > 0).collect();
         // A thread's request rate over its own window (first OpBegin to last OpEnd); for a
         // time-based run, where every window is the run, this orders threads as their totals.
-        let rate = |t: &Thread| match t.op_window {
-            Some((a, b)) if b > a => t.ops as f64 * 1e9 / (b - a) as f64,
-            _ => 0.0,
+        let rate = |t: &Thread| {
+            t.op_window
+                .map_or(0.0, |(a, b)| per_second(t.ops, b.saturating_sub(a)))
         };
         let per_worker: Vec<f64> = timed.iter().map(|t| rate(t)).collect();
         let mut per_memcg: BTreeMap<&str, f64> = BTreeMap::new();
@@ -810,11 +814,7 @@ impl Engine {
         Some(RequestStats {
             total,
             window_ns,
-            per_sec: if window_ns == 0 {
-                0.0
-            } else {
-                total as f64 * 1e9 / window_ns as f64
-            },
+            per_sec: per_second(total, window_ns),
             latency: self.op_hist.summary(),
             buckets_s: self.op_pow2_s.clone(),
             buckets_us: self.op_pow2_us.clone(),
@@ -1101,11 +1101,7 @@ impl Engine {
             major,
             hit_ratio: 1.0 - ratio(misses),
             miss_ratio: ratio(misses),
-            ops_per_sec: if sim_time_ns == 0 {
-                0.0
-            } else {
-                accesses as f64 * 1e9 / sim_time_ns as f64
-            },
+            ops_per_sec: per_second(accesses, sim_time_ns),
             latency: self.hist.summary(),
             latency_buckets_us: self.pow2_us.clone(),
             oom_kills,
