@@ -1,11 +1,12 @@
 """Builds the seed-scenario results table (markdown) from `compare --save` JSON files.
 
 Usage: python3 scripts/seed_table.py target/release/reclaimlab DIR > table.md, where DIR holds
-NAME.json from `reclaimlab compare NAME --policies classic,mglru:6.12,mglru:7.1,mglru:7.2
---seeds 6 --save DIR/NAME.json` for every seed scenario (docs/seed-results.md).
+NAME.json from `reclaimlab compare NAME --policies classic,mglru:6.12,mglru:7.1,mglru:7.2[,
+mglru:7.2.13] --seeds 6 --save DIR/NAME.json` for every seed scenario (docs/seed-results.md).
 
-Per scenario and metric: each policy's mean with its 95% CI, each MGLRU era's Welch 95% CI of the
-relative change against classic, and 7.2 against 7.1 (the 2026 series' own effect). The
+Per scenario and metric: each policy's mean with its 95% CI, Welch 95% CIs of the relative change
+of MGLRU 6.12 and 7.2 against classic, of 7.2 against 7.1 (the 2026 series' own effect) and, when
+the runs include a fifth policy (mglru:7.2.13, Debian's 7.2), of that one against classic. The
 statistics come from `reclaimlab stats` (the same code as `compare`).
 """
 import json
@@ -100,13 +101,24 @@ def welch(base, xs):
     return stats([base, xs])
 
 
-print("| scenario | metric | classic:6.12 | mglru:6.12 | mglru:7.1 | mglru:7.2 | 6.12 vs classic | 7.2 vs classic | 7.2 vs 7.1 |")
-print("|---|---|---|---|---|---|---|---|---|")
+header = None
 for name, metrics, seed in SCENARIOS:
     runs = json.load(open(f"{DIR}/{name}.json"))
     pols = [r[0]["policy"] for r in runs]
+    # Columns: each policy, then 6.12 vs classic, 7.2 vs classic, 7.2 vs 7.1 and, when the runs
+    # have it, 7.2.13 (Debian's 7.2) vs classic.
+    extra = len(pols) > 4
+    if header is None:
+        header = ["scenario", "metric"] + pols + ["6.12 vs classic", "7.2 vs classic", "7.2 vs 7.1"]
+        if extra:
+            header.append("7.2.13 vs classic")
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
     for k in metrics:
         cols = [[GET[k](r) for r in per] for per in runs]
         cells = [mean_ci(c) for c in cols]
-        print(f"| {name} | {k} | " + " | ".join(cells) + f" | {welch(cols[0], cols[1])} | {welch(cols[0], cols[3])} | {welch(cols[2], cols[3])} |")
-    print(f"| {name} | *seed* | {seed} ||||||||")
+        vs = [welch(cols[0], cols[1]), welch(cols[0], cols[3]), welch(cols[2], cols[3])]
+        if extra:
+            vs.append(welch(cols[0], cols[4]))
+        print(f"| {name} | {k} | " + " | ".join(cells + vs) + " |")
+    print(f"| {name} | *seed* | {seed} " + "|" * (len(header) - 2) + "|")
