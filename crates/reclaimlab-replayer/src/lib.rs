@@ -306,6 +306,23 @@ pub fn missmap_hex(bits: impl Iterator<Item = bool>) -> String {
     out
 }
 
+/// Every memcg path with its ancestors (root excluded), parents before children.
+pub fn memcg_tree(paths: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in paths {
+        let mut prefix = String::new();
+        for part in p.split('/').filter(|s| !s.is_empty()) {
+            prefix.push('/');
+            prefix.push_str(part);
+            if !out.contains(&prefix) {
+                out.push(prefix.clone());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

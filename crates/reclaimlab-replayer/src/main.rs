@@ -20,7 +20,7 @@
 //! record, hex) and `replay end`. `vmstat` is read after writing `/proc/sys/vm/stat_refresh`
 //! (per-CPU node counters folded).
 
-use reclaimlab_replayer::{decode_plan, missmap_hex, PlanHeader, PlanRecord};
+use reclaimlab_replayer::{decode_plan, memcg_tree, missmap_hex, PlanHeader, PlanRecord};
 use std::ffi::CString;
 use std::io::Write;
 use std::time::Instant;
@@ -118,23 +118,6 @@ fn section(out: &mut impl Write, name: &str, body: &str) {
     }
 }
 
-/// Every memcg the plan uses, with its ancestors, root excluded, parents first.
-fn report_memcgs(h: &PlanHeader) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for m in &h.memcgs {
-        let mut prefix = String::new();
-        for part in m.path.split('/').filter(|p| !p.is_empty()) {
-            prefix.push('/');
-            prefix.push_str(part);
-            if !out.contains(&prefix) {
-                out.push(prefix.clone());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn dump(out: &mut impl Write, h: &PlanHeader, cgroot: &str, when: &str) {
     let _ = std::fs::write("/proc/sys/vm/stat_refresh", "1\n");
     section(
@@ -142,7 +125,7 @@ fn dump(out: &mut impl Write, h: &PlanHeader, cgroot: &str, when: &str) {
         &format!("vmstat {when}"),
         &read_text("/proc/vmstat").unwrap_or_default(),
     );
-    for path in report_memcgs(h) {
+    for path in memcg_tree(h.memcgs.iter().map(|m| m.path.clone())) {
         let dir = format!("{cgroot}{path}");
         let mut body = String::new();
         for (file, key) in [

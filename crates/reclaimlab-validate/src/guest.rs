@@ -129,22 +129,7 @@ pub fn build_plan(
     Ok((h, out))
 }
 
-/// Every memcg path with its ancestors (root excluded), parents before children.
-pub fn memcg_tree(paths: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for p in paths {
-        let mut prefix = String::new();
-        for part in p.split('/').filter(|s| !s.is_empty()) {
-            prefix.push('/');
-            prefix.push_str(part);
-            if !out.contains(&prefix) {
-                out.push(prefix.clone());
-            }
-        }
-    }
-    out.sort();
-    out
-}
+pub use reclaimlab_replayer::memcg_tree;
 
 /// The kernel command line.
 pub fn kernel_cmdline() -> &'static str {
@@ -510,7 +495,7 @@ pub fn page_fill(id: u32, page: u64, buf: &mut [u8; 4096]) {
     for (i, chunk) in buf.chunks_exact_mut(8).enumerate() {
         let v = seed
             .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .wrapping_add(i as u64 * 0x0101_0101_0101_0101)
+            .wrapping_add((i as u64).wrapping_mul(0x0101_0101_0101_0101))
             | 0x0101_0101_0101_0101;
         chunk.copy_from_slice(&v.to_le_bytes());
     }
