@@ -9,30 +9,16 @@
 //! print an lru_gen file whose generations form a window of 2 to 4 consecutive sequence
 //! numbers per lruvec.
 
+mod prop_workload;
+
+use prop_workload::{PhaseDraw, Sizes};
 use proptest::prelude::*;
-use reclaimlab::access::Via;
 use reclaimlab::consts::{Kernel, LRU_GEN_CORE, LRU_GEN_MM_WALK, LRU_GEN_NONLEAF_YOUNG};
-use reclaimlab::machine::mm::vm;
-use reclaimlab::machine::{MachineConfig, MemcgConfig, SwapConfig};
+use reclaimlab::machine::{MachineConfig, SwapConfig};
 use reclaimlab::metrics::RunResult;
 use reclaimlab::policy::mglru::{MglruConfig, Switch, Switches};
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
-use reclaimlab::workload::pattern::Pattern;
-use reclaimlab::workload::{FileSpec, Phase, ProcSpec, Scenario, Stream, Target, ThreadSpec};
-
-fn pattern(kind: u8, pages: u64) -> Pattern {
-    match kind % 4 {
-        0 => Pattern::Uniform { pages },
-        1 => Pattern::Zipf { pages, s: 0.9 },
-        2 => Pattern::Sequential { pages },
-        _ => Pattern::HotScan {
-            hot: pages / 4 + 1,
-            scan: pages,
-            scan_every: pages / 2 + 1,
-            scan_len: pages / 4 + 1,
-        },
-    }
-}
+use reclaimlab::workload::{Scenario, Stream};
 
 /// A random scenario: memory, swap (none or zram), a limited memcg and an unlimited one, two
 /// processes each with anon memory and a shared or private mapping of one file, and phases of
@@ -49,7 +35,7 @@ fn scenario(
     mem: u64,
     zram: bool,
     limit_pct: u64,
-    phases: Vec<(u8, u8, u8, u32)>,
+    phases: Vec<PhaseDraw>,
     kernel: Kernel,
 ) -> Scenario {
     let mut m = MachineConfig::simple(mem);
@@ -63,74 +49,13 @@ fn scenario(
     } else {
         SwapConfig::None
     };
-    m.memcgs = vec![
-        MemcgConfig::new("/a").with_max(mem * limit_pct / 100),
-        MemcgConfig::new("/b"),
-    ];
     // Together more than memory: reclaim runs, globally and in the limited memcg.
-    let file_pages = mem * 2;
-    let anon_pages = mem * 3 / 4;
-    let procs = vec![
-        ProcSpec {
-            name: "a".into(),
-            memcg: "/a".into(),
-            anon_pages,
-            mmaps: vec![(0, vm::SHARED)],
-        },
-        ProcSpec {
-            name: "b".into(),
-            memcg: "/b".into(),
-            anon_pages,
-            mmaps: vec![(0, 0)],
-        },
-    ];
-    let mut threads = vec![Vec::new(), Vec::new()];
-    for (i, (target, kind, proc, write)) in phases.into_iter().enumerate() {
-        let (target, pages) = match target % 3 {
-            0 => (Target::Anon, anon_pages),
-            1 => (
-                Target::File {
-                    file: 0,
-                    via: Via::Fd,
-                },
-                file_pages,
-            ),
-            _ => (
-                Target::File {
-                    file: 0,
-                    via: Via::Mmap,
-                },
-                file_pages,
-            ),
-        };
-        threads[(proc % 2) as usize].push(Phase {
-            pattern: pattern(kind, pages),
-            target,
-            write_pct: write % 101,
-            ops: mem * 3 / 2 + i as u64 * 7,
-            think_ns: 0,
-            offset: 0,
-        });
-    }
-    Scenario {
-        name: "mglru-prop".into(),
-        description: String::new(),
-        machine: m,
-        files: vec![FileSpec {
-            name: "f".into(),
-            pages: file_pages,
-        }],
-        procs,
-        threads: threads
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| ThreadSpec {
-                proc: i,
-                cpu: i as u32,
-                stream: Stream::Phases(p),
-            })
-            .collect(),
-    }
+    let sizes = Sizes {
+        file_pages: mem * 2,
+        anon_pages: mem * 3 / 4,
+        base_ops: mem * 3 / 2,
+    };
+    prop_workload::scenario("mglru-prop", m, limit_pct, sizes, phases)
 }
 
 /// The MGLRU configuration: the kernel's defaults, then (7.x only) a random set of the

@@ -2,35 +2,21 @@
 //! exactly one place, per-list counts equal list contents, counters add up (checked after every
 //! event by `Machine::check_invariants`), pgsteal <= pgscan, no access is lost or duplicated.
 
-use proptest::prelude::*;
-use reclaimlab::access::Via;
-use reclaimlab::consts::Kernel;
-use reclaimlab::machine::mm::vm;
-use reclaimlab::machine::{DeviceProfile, MachineConfig, MemcgConfig, SwapConfig};
-use reclaimlab::sim::{run, PolicySpec, RunOptions};
-use reclaimlab::workload::pattern::Pattern;
-use reclaimlab::workload::{FileSpec, Phase, ProcSpec, Scenario, Stream, Target, ThreadSpec};
+mod prop_workload;
 
-fn pattern(kind: u8, pages: u64) -> Pattern {
-    match kind % 4 {
-        0 => Pattern::Uniform { pages },
-        1 => Pattern::Zipf { pages, s: 0.9 },
-        2 => Pattern::Sequential { pages },
-        _ => Pattern::HotScan {
-            hot: pages / 4 + 1,
-            scan: pages,
-            scan_every: pages / 2 + 1,
-            scan_len: pages / 4 + 1,
-        },
-    }
-}
+use prop_workload::{PhaseDraw, Sizes};
+use proptest::prelude::*;
+use reclaimlab::consts::Kernel;
+use reclaimlab::machine::{DeviceProfile, MachineConfig, SwapConfig};
+use reclaimlab::sim::{run, PolicySpec, RunOptions};
+use reclaimlab::workload::{Scenario, Stream};
 
 /// A random scenario: memory, swap, a limited memcg, two processes, anon/fd/mmap phases.
 fn scenario(
     mem: u64,
     swap: u8,
     limit_pct: u64,
-    phases: Vec<(u8, u8, u8, u32)>,
+    phases: Vec<PhaseDraw>,
     kernel: Kernel,
 ) -> Scenario {
     let mut m = MachineConfig::simple(mem);
@@ -47,73 +33,12 @@ fn scenario(
             device: DeviceProfile::nvme(),
         },
     };
-    m.memcgs = vec![
-        MemcgConfig::new("/a").with_max(mem * limit_pct / 100),
-        MemcgConfig::new("/b"),
-    ];
-    let file_pages = mem * 3 / 2;
-    let anon_pages = mem / 2;
-    let procs = vec![
-        ProcSpec {
-            name: "a".into(),
-            memcg: "/a".into(),
-            anon_pages,
-            mmaps: vec![(0, vm::SHARED)],
-        },
-        ProcSpec {
-            name: "b".into(),
-            memcg: "/b".into(),
-            anon_pages,
-            mmaps: vec![(0, 0)],
-        },
-    ];
-    let mut threads = vec![Vec::new(), Vec::new()];
-    for (i, (target, kind, proc, write)) in phases.into_iter().enumerate() {
-        let (target, pages) = match target % 3 {
-            0 => (Target::Anon, anon_pages),
-            1 => (
-                Target::File {
-                    file: 0,
-                    via: Via::Fd,
-                },
-                file_pages,
-            ),
-            _ => (
-                Target::File {
-                    file: 0,
-                    via: Via::Mmap,
-                },
-                file_pages,
-            ),
-        };
-        threads[(proc % 2) as usize].push(Phase {
-            pattern: pattern(kind, pages),
-            target,
-            write_pct: write % 101,
-            ops: mem / 2 + i as u64 * 7,
-            think_ns: 0,
-            offset: 0,
-        });
-    }
-    Scenario {
-        name: "prop".into(),
-        description: String::new(),
-        machine: m,
-        files: vec![FileSpec {
-            name: "f".into(),
-            pages: file_pages,
-        }],
-        procs,
-        threads: threads
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| ThreadSpec {
-                proc: i,
-                cpu: i as u32,
-                stream: Stream::Phases(p),
-            })
-            .collect(),
-    }
+    let sizes = Sizes {
+        file_pages: mem * 3 / 2,
+        anon_pages: mem / 2,
+        base_ops: mem / 2,
+    };
+    prop_workload::scenario("prop", m, limit_pct, sizes, phases)
 }
 
 proptest! {
