@@ -485,6 +485,27 @@ fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResu
     r
 }
 
+/// Each of `given` (trimmed) parsed by `parse`; the first error stops it.
+fn parse_each<T>(
+    given: &[String],
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    given.iter().map(|g| parse(g.trim())).collect()
+}
+
+/// As `parse_each`, or all of `all` when nothing is given.
+fn parse_each_or_all<T: Clone>(
+    given: &[String],
+    all: &[T],
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    if given.is_empty() {
+        Ok(all.to_vec())
+    } else {
+        parse_each(given, parse)
+    }
+}
+
 /// Writes a file atomically: a temporary next to it, then a rename.
 fn write_atomic(path: &Path, data: &[u8]) -> Result<(), String> {
     let tmp = path.with_extension("tmp-reclaimlab");
@@ -853,27 +874,10 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
         }
         suite::suite()
     } else {
-        a.workload
-            .iter()
-            .map(|w| suite::workload(w.trim()))
-            .collect::<Result<Vec<_>, _>>()?
+        parse_each(&a.workload, suite::workload)?
     };
-    let kernels = if a.kernel.is_empty() {
-        KernelKey::ALL.to_vec()
-    } else {
-        a.kernel
-            .iter()
-            .map(|k| KernelKey::parse(k.trim()))
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    let modes = if a.mode.is_empty() {
-        Mode::ALL.to_vec()
-    } else {
-        a.mode
-            .iter()
-            .map(|m| Mode::parse(m.trim()))
-            .collect::<Result<Vec<_>, _>>()?
-    };
+    let kernels = parse_each_or_all(&a.kernel, &KernelKey::ALL, KernelKey::parse)?;
+    let modes = parse_each_or_all(&a.mode, &Mode::ALL, Mode::parse)?;
     if let Some(log) = &a.parse_console {
         let [w] = &workloads[..] else {
             return Err("--parse-console needs exactly one --workload".into());
