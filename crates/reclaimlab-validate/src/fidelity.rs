@@ -5,21 +5,10 @@
 use crate::guest::Mode;
 use crate::model::Sizing;
 use crate::packages::KernelKey;
-use reclaimlab::metrics::RunResult;
+use reclaimlab::metrics::{MemcgResult, RunResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// One memcg of a [`Counters`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MemcgCounters {
-    pub path: String,
-    pub current_pages: u64,
-    pub max_pages: Option<u64>,
-    pub swap_pages: u64,
-    pub stat: BTreeMap<String, u64>,
-    pub events: BTreeMap<String, u64>,
-}
 
 /// The counters of a [`RunResult`] (the simulator's result schema) that the comparison reads:
 /// the same names, read back from the result's own JSON (the library's schema is
@@ -36,7 +25,7 @@ pub struct Counters {
     pub hit_ratio: f64,
     pub oom_kills: u64,
     pub vmstat: BTreeMap<String, u64>,
-    pub memcgs: Vec<MemcgCounters>,
+    pub memcgs: Vec<MemcgResult>,
     pub threads: Vec<serde_json::Value>,
     pub lru_gen: Option<String>,
 }
@@ -417,7 +406,7 @@ mod tests {
             &[],
         ));
         r.misses = misses;
-        r.memcgs = vec![MemcgCounters {
+        r.memcgs = vec![MemcgResult {
             path: "/w".into(),
             current_pages: 0,
             max_pages: None,

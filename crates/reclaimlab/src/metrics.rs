@@ -1,6 +1,6 @@
 //! The result schema shared by every policy and front end, and the latency histogram.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A log-linear latency histogram: 8 linear sub-buckets per power of two of nanoseconds
@@ -151,7 +151,8 @@ pub struct RequestStats {
 }
 
 /// memory.current, memory.stat and memory.events of one memcg (hierarchical, kernel names).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// Also deserialisable: the validation harness reads it back from result files.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct MemcgResult {
     pub path: String,
     pub current_pages: u64,
