@@ -82,21 +82,6 @@ fn with_zram(mut m: MachineConfig) -> MachineConfig {
     m
 }
 
-fn phase(pattern: Pattern, target: Target, write_pct: u32, ops: u64) -> Phase {
-    Phase {
-        pattern,
-        target,
-        write_pct,
-        ops,
-        think_ns: 0,
-        offset: 0,
-    }
-}
-
-fn fd(file: usize) -> Target {
-    Target::File { file, via: Via::Fd }
-}
-
 fn proc_(name: &str, memcg: &str, anon_pages: u64) -> ProcSpec {
     ProcSpec {
         name: name.into(),
@@ -140,7 +125,7 @@ fn seq_scan(scale: f64) -> Scenario {
         "sequential scan",
         scale,
         pages,
-        phase(Pattern::Sequential { pages }, fd(0), 0, 2 * pages),
+        Phase::new(Pattern::Sequential { pages }, Target::fd(0), 0, 2 * pages),
     )
 }
 
@@ -151,7 +136,7 @@ fn uniform(scale: f64) -> Scenario {
         "uniform random reads",
         scale,
         pages,
-        phase(Pattern::Uniform { pages }, fd(0), 0, 8 * pages),
+        Phase::new(Pattern::Uniform { pages }, Target::fd(0), 0, 8 * pages),
     )
 }
 
@@ -162,7 +147,12 @@ fn zipf(scale: f64) -> Scenario {
         "Zipf reads",
         scale,
         pages,
-        phase(Pattern::Zipf { pages, s: 0.99 }, fd(0), 0, 4 * pages),
+        Phase::new(
+            Pattern::Zipf { pages, s: 0.99 },
+            Target::fd(0),
+            0,
+            4 * pages,
+        ),
     )
 }
 
@@ -173,7 +163,7 @@ fn loop_(scale: f64) -> Scenario {
         "loop larger than memory",
         scale,
         pages,
-        phase(Pattern::Loop { pages }, fd(0), 0, 6 * pages),
+        Phase::new(Pattern::Loop { pages }, Target::fd(0), 0, 6 * pages),
     )
 }
 
@@ -192,7 +182,7 @@ fn hot_scan(scale: f64) -> Scenario {
         "hot set plus one-off scans",
         scale,
         hot + scan_len * scans,
-        phase(p, fd(0), 0, scans * (6 * hot + scan_len) + 6 * hot),
+        Phase::new(p, Target::fd(0), 0, scans * (6 * hot + scan_len) + 6 * hot),
     )
 }
 
@@ -208,8 +198,8 @@ fn anon_only(scale: f64) -> Scenario {
             0,
             0,
             vec![
-                phase(Pattern::Sequential { pages }, Target::Anon, 100, pages),
-                phase(Pattern::Zipf { pages, s: 0.9 }, Target::Anon, 30, 6 * pages),
+                Phase::new(Pattern::Sequential { pages }, Target::Anon, 100, pages),
+                Phase::new(Pattern::Zipf { pages, s: 0.9 }, Target::Anon, 30, 6 * pages),
             ],
         )],
     }
@@ -222,7 +212,12 @@ fn file_only(scale: f64) -> Scenario {
         "file pressure",
         scale,
         pages,
-        phase(Pattern::Zipf { pages, s: 0.9 }, fd(0), 20, 6 * pages),
+        Phase::new(
+            Pattern::Zipf { pages, s: 0.9 },
+            Target::fd(0),
+            20,
+            6 * pages,
+        ),
     )
 }
 
@@ -242,8 +237,8 @@ fn mixed_rw(scale: f64) -> Scenario {
                 0,
                 0,
                 vec![
-                    phase(Pattern::Sequential { pages: anon }, Target::Anon, 100, anon),
-                    phase(
+                    Phase::new(Pattern::Sequential { pages: anon }, Target::Anon, 100, anon),
+                    Phase::new(
                         Pattern::Zipf {
                             pages: anon,
                             s: 0.9,
@@ -257,12 +252,12 @@ fn mixed_rw(scale: f64) -> Scenario {
             thread(
                 1,
                 1,
-                vec![phase(
+                vec![Phase::new(
                     Pattern::Zipf {
                         pages: fpages,
                         s: 0.9,
                     },
-                    fd(0),
+                    Target::fd(0),
                     20,
                     4 * fpages,
                 )],
@@ -285,12 +280,9 @@ fn mmap_zipf(scale: f64) -> Scenario {
         threads: vec![thread(
             0,
             0,
-            vec![phase(
+            vec![Phase::new(
                 Pattern::Zipf { pages, s: 0.99 },
-                Target::File {
-                    file: 0,
-                    via: Via::Mmap,
-                },
+                Target::mmap(0),
                 0,
                 5 * pages,
             )],
@@ -317,8 +309,8 @@ fn swap_storm(scale: f64) -> Scenario {
                     i,
                     i as u32,
                     vec![
-                        phase(Pattern::Sequential { pages: per }, Target::Anon, 100, per),
-                        phase(Pattern::Uniform { pages: per }, Target::Anon, 50, 4 * per),
+                        Phase::new(Pattern::Sequential { pages: per }, Target::Anon, 100, per),
+                        Phase::new(Pattern::Uniform { pages: per }, Target::Anon, 50, 4 * per),
                     ],
                 )
             })
@@ -350,12 +342,12 @@ fn memcg_limit(scale: f64) -> Scenario {
             thread(
                 0,
                 0,
-                vec![phase(
+                vec![Phase::new(
                     Pattern::Zipf {
                         pages: fpages,
                         s: 0.9,
                     },
-                    fd(0),
+                    Target::fd(0),
                     10,
                     4 * fpages,
                 )],
@@ -363,7 +355,7 @@ fn memcg_limit(scale: f64) -> Scenario {
             thread(
                 1,
                 1,
-                vec![phase(
+                vec![Phase::new(
                     Pattern::Sequential { pages: anon },
                     Target::Anon,
                     100,
@@ -437,7 +429,7 @@ pub(crate) fn file_anon_mix_build(p: FileAnonMix) -> Scenario {
                     stream: Box::new(Stream::Rounds {
                         phases: vec![Phase {
                             offset: c as u64 * slice,
-                            ..phase(Pattern::Sequential { pages }, Target::Anon, 100, pages)
+                            ..Phase::new(Pattern::Sequential { pages }, Target::Anon, 100, pages)
                         }],
                         rounds: p.rounds,
                         unmap: Some((c as u64 * slice, slice)),
@@ -456,12 +448,9 @@ pub(crate) fn file_anon_mix_build(p: FileAnonMix) -> Scenario {
             proc: 1 + c as usize,
             cpu: c,
             stream: Stream::Background {
-                phases: vec![phase(
+                phases: vec![Phase::new(
                     Pattern::Sequential { pages: file_pages },
-                    Target::File {
-                        file: 0,
-                        via: Via::Mmap,
-                    },
+                    Target::mmap(0),
                     0,
                     file_pages,
                 )],

@@ -72,6 +72,21 @@ pub enum Target {
     File { file: usize, via: Via },
 }
 
+impl Target {
+    /// The file `file` read and written through `read`/`write`.
+    pub fn fd(file: usize) -> Target {
+        Target::File { file, via: Via::Fd }
+    }
+
+    /// The file `file` accessed through a mapping.
+    pub fn mmap(file: usize) -> Target {
+        Target::File {
+            file,
+            via: Via::Mmap,
+        }
+    }
+}
+
 /// One phase of a thread's stream: `ops` accesses drawn from a pattern.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Phase {
@@ -84,6 +99,21 @@ pub struct Phase {
     pub think_ns: u64,
     /// Page offset added to every generated index.
     pub offset: u64,
+}
+
+impl Phase {
+    /// `ops` accesses from `pattern` on `target`, `write_pct` % of them writes, no think time,
+    /// no offset.
+    pub fn new(pattern: Pattern, target: Target, write_pct: u32, ops: u64) -> Phase {
+        Phase {
+            pattern,
+            target,
+            write_pct,
+            ops,
+            think_ns: 0,
+            offset: 0,
+        }
+    }
 }
 
 /// A thread's whole stream.

@@ -70,30 +70,8 @@ fn zram(size_pages: u64) -> SwapConfig {
     }
 }
 
-fn ph(pattern: Pattern, target: Target, write_pct: u32, ops: u64) -> Phase {
-    Phase {
-        pattern,
-        target,
-        write_pct,
-        ops,
-        think_ns: 0,
-        offset: 0,
-    }
-}
-
 fn at(p: Phase, offset: u64) -> Phase {
     Phase { offset, ..p }
-}
-
-fn fd(file: usize) -> Target {
-    Target::File { file, via: Via::Fd }
-}
-
-fn mmap(file: usize) -> Target {
-    Target::File {
-        file,
-        via: Via::Mmap,
-    }
 }
 
 fn blocks(of: Pattern, block_pages: u64) -> Pattern {
@@ -170,7 +148,7 @@ pub fn ycsb_b(scale: f64) -> Scenario {
                 i * 3 % 96,
                 script(
                     vec![Step::Phase(at(
-                        ph(
+                        Phase::new(
                             Pattern::Sequential { pages: slice },
                             Target::Anon,
                             100,
@@ -180,7 +158,7 @@ pub fn ycsb_b(scale: f64) -> Scenario {
                     ))],
                     vec![
                         Step::OpBegin,
-                        Step::Phase(ph(
+                        Step::Phase(Phase::new(
                             Pattern::Zipf {
                                 pages: cache,
                                 s: 0.99,
@@ -189,7 +167,7 @@ pub fn ycsb_b(scale: f64) -> Scenario {
                             5,
                             1,
                         )),
-                        Step::Phase(ph(
+                        Step::Phase(Phase::new(
                             blocks(
                                 Pattern::Zipf {
                                     pages: leaves,
@@ -197,7 +175,7 @@ pub fn ycsb_b(scale: f64) -> Scenario {
                                 },
                                 leaf,
                             ),
-                            fd(0),
+                            Target::fd(0),
                             5,
                             leaf,
                         )),
@@ -284,7 +262,7 @@ pub fn chrome_node(scale: f64) -> Scenario {
                         group: req,
                         parties: 2,
                     },
-                    Step::Phase(ph(
+                    Step::Phase(Phase::new(
                         blocks(Pattern::Uniform { pages: 16 }, buf),
                         Target::Anon,
                         100,
@@ -309,7 +287,7 @@ pub fn chrome_node(scale: f64) -> Scenario {
                         group: resp,
                         parties: 2,
                     },
-                    Step::Phase(ph(
+                    Step::Phase(Phase::new(
                         Pattern::Sequential { pages: alloc },
                         Target::Anon,
                         100,
@@ -403,9 +381,9 @@ pub fn dd_throttle(scale: f64) -> Scenario {
                 vec![],
                 vec![
                     Step::OpBegin,
-                    Step::Phase(ph(
+                    Step::Phase(Phase::new(
                         Pattern::Sequential { pages: rounds * bs },
-                        fd(0),
+                        Target::fd(0),
                         100,
                         bs,
                     )),
@@ -449,11 +427,16 @@ pub fn mysql_ro(scale: f64) -> Scenario {
                 script(
                     vec![
                         Step::Phase(at(
-                            ph(Pattern::Sequential { pages: slice }, fd(0), 0, slice),
+                            Phase::new(
+                                Pattern::Sequential { pages: slice },
+                                Target::fd(0),
+                                0,
+                                slice,
+                            ),
                             off,
                         )),
                         Step::Phase(at(
-                            ph(
+                            Phase::new(
                                 Pattern::Sequential { pages: slice },
                                 Target::Anon,
                                 100,
@@ -464,7 +447,7 @@ pub fn mysql_ro(scale: f64) -> Scenario {
                     ],
                     vec![
                         Step::OpBegin,
-                        Step::Phase(ph(
+                        Step::Phase(Phase::new(
                             Pattern::Zipf {
                                 pages: data,
                                 s: 0.99,
@@ -515,10 +498,15 @@ pub fn fio_mmap(scale: f64) -> Scenario {
                 j,
                 j as u32 * 6 % 96,
                 script(
-                    vec![Step::Phase(ph(uniform.clone(), mmap(j), 0, 2 * size))],
+                    vec![Step::Phase(Phase::new(
+                        uniform.clone(),
+                        Target::mmap(j),
+                        0,
+                        2 * size,
+                    ))],
                     vec![
                         Step::OpBegin,
-                        Step::Phase(ph(uniform, mmap(j), 0, 1)),
+                        Step::Phase(Phase::new(uniform, Target::mmap(j), 0, 1)),
                         Step::OpEnd,
                     ],
                     10 * size,
@@ -592,27 +580,32 @@ pub fn kernel_build(scale: f64) -> Scenario {
         }
         let mut steps = vec![
             Step::OpBegin,
-            Step::Phase(ph(Pattern::Sequential { pages: cc1 }, mmap(0), 0, cc1 / 2)),
-            Step::Phase(ph(
+            Step::Phase(Phase::new(
+                Pattern::Sequential { pages: cc1 },
+                Target::mmap(0),
+                0,
+                cc1 / 2,
+            )),
+            Step::Phase(Phase::new(
                 Pattern::Zipf {
                     pages: headers,
                     s: 0.9,
                 },
-                fd(1),
+                Target::fd(1),
                 0,
                 mib(8.0, scale),
             )),
             Step::Phase(at(
-                ph(Pattern::Sequential { pages: src }, fd(2), 0, src),
+                Phase::new(Pattern::Sequential { pages: src }, Target::fd(2), 0, src),
                 j as u64 * src,
             )),
-            Step::Phase(ph(
+            Step::Phase(Phase::new(
                 Pattern::Sequential { pages: heap },
                 Target::Anon,
                 100,
                 heap,
             )),
-            Step::Phase(ph(
+            Step::Phase(Phase::new(
                 Pattern::Zipf {
                     pages: heap,
                     s: 0.9,
@@ -622,7 +615,7 @@ pub fn kernel_build(scale: f64) -> Scenario {
                 2 * heap,
             )),
             Step::Phase(at(
-                ph(Pattern::Sequential { pages: obj }, fd(3), 100, obj),
+                Phase::new(Pattern::Sequential { pages: obj }, Target::fd(3), 100, obj),
                 j as u64 * obj,
             )),
             Step::OpEnd,
@@ -697,15 +690,15 @@ pub fn android_launch(scale: f64) -> Scenario {
             p as u32,
             script(
                 vec![
-                    Step::Phase(ph(
+                    Step::Phase(Phase::new(
                         Pattern::Sequential { pages: anon },
                         Target::Anon,
                         100,
                         anon,
                     )),
-                    Step::Phase(ph(
+                    Step::Phase(Phase::new(
                         Pattern::Sequential { pages: fpages },
-                        mmap(f),
+                        Target::mmap(f),
                         0,
                         fpages,
                     )),
@@ -721,7 +714,7 @@ pub fn android_launch(scale: f64) -> Scenario {
                 delay_ns: SEC,
                 stream: Box::new(Stream::Background {
                     phases: vec![
-                        ph(
+                        Phase::new(
                             Pattern::Zipf {
                                 pages: anon,
                                 s: 0.9,
@@ -730,12 +723,12 @@ pub fn android_launch(scale: f64) -> Scenario {
                             20,
                             per_tick(anon),
                         ),
-                        ph(
+                        Phase::new(
                             Pattern::Zipf {
                                 pages: fpages,
                                 s: 0.9,
                             },
-                            mmap(f),
+                            Target::mmap(f),
                             0,
                             per_tick(fpages),
                         ),
@@ -774,31 +767,31 @@ pub fn android_launch(scale: f64) -> Scenario {
         let read = (pkg * 2 / 5).max(chunk);
         let steps = vec![
             Step::OpBegin,
-            Step::Phase(ph(
+            Step::Phase(Phase::new(
                 blocks(
                     Pattern::Uniform {
                         pages: (pkg / chunk).max(1),
                     },
                     chunk,
                 ),
-                mmap(f),
+                Target::mmap(f),
                 0,
                 read,
             )),
-            Step::Phase(ph(
+            Step::Phase(Phase::new(
                 Pattern::Sequential { pages: heap },
                 Target::Anon,
                 100,
                 (heap / 3).max(1),
             )),
             Step::OpEnd,
-            Step::Phase(ph(
+            Step::Phase(Phase::new(
                 Pattern::Sequential { pages: heap },
                 Target::Anon,
                 100,
                 heap,
             )),
-            Step::Phase(ph(
+            Step::Phase(Phase::new(
                 Pattern::Zipf {
                     pages: heap,
                     s: 0.9,
@@ -807,7 +800,12 @@ pub fn android_launch(scale: f64) -> Scenario {
                 30,
                 2 * heap,
             )),
-            Step::Phase(ph(Pattern::Zipf { pages: pkg, s: 0.9 }, mmap(f), 0, pkg)),
+            Step::Phase(Phase::new(
+                Pattern::Zipf { pages: pkg, s: 0.9 },
+                Target::mmap(f),
+                0,
+                pkg,
+            )),
             Step::Think(SEC),
             Step::Barrier {
                 group: k as u16 + 1,
@@ -883,10 +881,15 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
                 j,
                 j as u32 % cpus,
                 script(
-                    vec![Step::Phase(ph(pattern.clone(), fd(j), 0, 2 * size))],
+                    vec![Step::Phase(Phase::new(
+                        pattern.clone(),
+                        Target::fd(j),
+                        0,
+                        2 * size,
+                    ))],
                     vec![
                         Step::OpBegin,
-                        Step::Phase(ph(pattern.clone(), fd(j), 0, 1)),
+                        Step::Phase(Phase::new(pattern.clone(), Target::fd(j), 0, 1)),
                         Step::OpEnd,
                     ],
                     8 * size,
@@ -959,14 +962,14 @@ pub fn kv_cache_with(scale: f64, dist: KeyDist) -> Scenario {
             let mut steps = Vec::new();
             for _ in 0..9 {
                 steps.push(Step::OpBegin);
-                steps.push(Step::Phase(ph(keys.clone(), Target::Anon, 0, 1)));
+                steps.push(Step::Phase(Phase::new(keys.clone(), Target::Anon, 0, 1)));
                 steps.push(Step::OpEnd);
             }
             steps.push(Step::OpBegin);
-            steps.push(Step::Phase(ph(keys.clone(), Target::Anon, 100, 1)));
-            steps.push(Step::Phase(ph(
+            steps.push(Step::Phase(Phase::new(keys.clone(), Target::Anon, 100, 1)));
+            steps.push(Step::Phase(Phase::new(
                 Pattern::Sequential { pages: log },
-                fd(0),
+                Target::fd(0),
                 100,
                 1,
             )));
@@ -976,7 +979,7 @@ pub fn kv_cache_with(scale: f64, dist: KeyDist) -> Scenario {
                 w,
                 script(
                     vec![Step::Phase(at(
-                        ph(
+                        Phase::new(
                             Pattern::Sequential { pages: slice },
                             Target::Anon,
                             100,
