@@ -53,17 +53,12 @@ fn file_writer(mem_pages: u64, memcg: Option<u64>, pages: u64) -> Scenario {
         threads: vec![ThreadSpec {
             proc: 0,
             cpu: 0,
-            stream: Stream::Phases(vec![Phase {
-                pattern: Pattern::Sequential { pages },
-                target: Target::File {
-                    file: 0,
-                    via: Via::Fd,
-                },
-                write_pct: 100,
-                ops: pages,
-                think_ns: 0,
-                offset: 0,
-            }]),
+            stream: Stream::Phases(vec![Phase::new(
+                Pattern::Sequential { pages },
+                Target::fd(0),
+                100,
+                pages,
+            )]),
         }],
     }
 }
@@ -180,14 +175,12 @@ fn preempted_accesses_resume_and_count_once() {
             .map(|i| ThreadSpec {
                 proc: i,
                 cpu: i as u32,
-                stream: Stream::Phases(vec![Phase {
-                    pattern: Pattern::Sequential { pages: per },
-                    target: Target::Anon,
-                    write_pct: 100,
-                    ops: per,
-                    think_ns: 0,
-                    offset: 0,
-                }]),
+                stream: Stream::Phases(vec![Phase::new(
+                    Pattern::Sequential { pages: per },
+                    Target::Anon,
+                    100,
+                    per,
+                )]),
             })
             .collect(),
     };

@@ -60,17 +60,7 @@ fn fd_scenario(mem_pages: u64, file_pages: u64, pattern: Pattern, ops: u64) -> S
         threads: vec![ThreadSpec {
             proc: 0,
             cpu: 0,
-            stream: Stream::Phases(vec![Phase {
-                pattern,
-                target: Target::File {
-                    file: 0,
-                    via: Via::Fd,
-                },
-                write_pct: 0,
-                ops,
-                think_ns: 0,
-                offset: 0,
-            }]),
+            stream: Stream::Phases(vec![Phase::new(pattern, Target::fd(0), 0, ops)]),
         }],
     }
 }
@@ -198,14 +188,12 @@ fn memcg_oom_kills_when_anon_cannot_fit_without_swap() {
         threads: vec![ThreadSpec {
             proc: 0,
             cpu: 0,
-            stream: Stream::Phases(vec![Phase {
-                pattern: Pattern::Sequential { pages: 2048 },
-                target: Target::Anon,
-                write_pct: 100,
-                ops: 2048,
-                think_ns: 0,
-                offset: 0,
-            }]),
+            stream: Stream::Phases(vec![Phase::new(
+                Pattern::Sequential { pages: 2048 },
+                Target::Anon,
+                100,
+                2048,
+            )]),
         }],
     };
     let r = checked(&scn, CLASSIC);

@@ -72,14 +72,12 @@ pub fn scenario(
     let mut threads = vec![Vec::new(), Vec::new()];
     for (i, (tgt, kind, proc, write)) in phases.into_iter().enumerate() {
         let (target, pages) = target(tgt, &sizes);
-        threads[(proc % 2) as usize].push(Phase {
-            pattern: pattern(kind, pages),
+        threads[(proc % 2) as usize].push(Phase::new(
+            pattern(kind, pages),
             target,
-            write_pct: write % 101,
-            ops: sizes.base_ops + i as u64 * 7,
-            think_ns: 0,
-            offset: 0,
-        });
+            write % 101,
+            sizes.base_ops + i as u64 * 7,
+        ));
     }
     Scenario {
         name: name.into(),
