@@ -82,22 +82,6 @@ fn with_zram(mut m: MachineConfig) -> MachineConfig {
     m
 }
 
-fn proc_(name: &str, memcg: &str, anon_pages: u64) -> ProcSpec {
-    ProcSpec {
-        name: name.into(),
-        memcg: memcg.into(),
-        anon_pages,
-        mmaps: Vec::new(),
-    }
-}
-
-fn file(name: &str, pages: u64) -> FileSpec {
-    FileSpec {
-        name: name.into(),
-        pages,
-    }
-}
-
 fn thread(proc: usize, cpu: u32, phases: Vec<Phase>) -> ThreadSpec {
     ThreadSpec {
         proc,
@@ -112,8 +96,8 @@ fn one_file(name: &str, desc: &str, scale: f64, file_pages: u64, ph: Phase) -> S
         name: name.into(),
         description: desc.into(),
         machine: machine(scale),
-        files: vec![file("data", file_pages)],
-        procs: vec![proc_("reader", "/", 0)],
+        files: vec![FileSpec::new("data", file_pages)],
+        procs: vec![ProcSpec::new("reader", "/", 0)],
         threads: vec![thread(0, 0, vec![ph])],
     }
 }
@@ -193,7 +177,7 @@ fn anon_only(scale: f64) -> Scenario {
         description: "anonymous pressure".into(),
         machine: with_zram(machine(scale)),
         files: vec![],
-        procs: vec![proc_("anon", "/", pages)],
+        procs: vec![ProcSpec::new("anon", "/", pages)],
         threads: vec![thread(
             0,
             0,
@@ -230,8 +214,11 @@ fn mixed_rw(scale: f64) -> Scenario {
         name: "mixed-rw".into(),
         description: "anon and file together".into(),
         machine: mc,
-        files: vec![file("data", fpages)],
-        procs: vec![proc_("anon", "/", anon), proc_("file", "/", 0)],
+        files: vec![FileSpec::new("data", fpages)],
+        procs: vec![
+            ProcSpec::new("anon", "/", anon),
+            ProcSpec::new("file", "/", 0),
+        ],
         threads: vec![
             thread(
                 0,
@@ -272,10 +259,10 @@ fn mmap_zipf(scale: f64) -> Scenario {
         name: "mmap-zipf".into(),
         description: "mapped file Zipf".into(),
         machine: machine(scale),
-        files: vec![file("data", pages)],
+        files: vec![FileSpec::new("data", pages)],
         procs: vec![ProcSpec {
             mmaps: vec![(0, crate::machine::mm::vm::SHARED)],
-            ..proc_("mapper", "/", 0)
+            ..ProcSpec::new("mapper", "/", 0)
         }],
         threads: vec![thread(
             0,
@@ -301,7 +288,7 @@ fn swap_storm(scale: f64) -> Scenario {
         machine: mc,
         files: vec![],
         procs: (0..4)
-            .map(|i| proc_(&format!("storm{i}"), "/", per))
+            .map(|i| ProcSpec::new(&format!("storm{i}"), "/", per))
             .collect(),
         threads: (0..4)
             .map(|i| {
@@ -333,10 +320,10 @@ fn memcg_limit(scale: f64) -> Scenario {
         name: "memcg-limit".into(),
         description: "memcg limit reclaim".into(),
         machine: mc,
-        files: vec![file("data", fpages)],
+        files: vec![FileSpec::new("data", fpages)],
         procs: vec![
-            proc_("limited", "/limited", 0),
-            proc_("free", "/free", anon),
+            ProcSpec::new("limited", "/limited", 0),
+            ProcSpec::new("free", "/free", anon),
         ],
         threads: vec![
             thread(
@@ -412,7 +399,7 @@ pub(crate) fn file_anon_mix_build(p: FileAnonMix) -> Scenario {
     mc.memcgs = vec![MemcgConfig::new("/mix").with_max(limit)];
     // The seed suggests a ramdisk- or pmem-backed ext4 so that reads are fast.
     mc.file_device = crate::machine::DeviceProfile::ramdisk();
-    let mut procs = vec![proc_("anon", "/mix", anon)];
+    let mut procs = vec![ProcSpec::new("anon", "/mix", anon)];
     let mut threads = Vec::new();
     for c in 0..cpus {
         let pages = slice;
@@ -442,7 +429,7 @@ pub(crate) fn file_anon_mix_build(p: FileAnonMix) -> Scenario {
     for c in 0..cpus {
         procs.push(ProcSpec {
             mmaps: vec![(0, crate::machine::mm::vm::SHARED)],
-            ..proc_(&format!("reader{c}"), "/mix", 0)
+            ..ProcSpec::new(&format!("reader{c}"), "/mix", 0)
         });
         threads.push(ThreadSpec {
             proc: 1 + c as usize,
@@ -462,7 +449,7 @@ pub(crate) fn file_anon_mix_build(p: FileAnonMix) -> Scenario {
         name: "file-anon-mix-mini".into(),
         description: "file+anon mix OOM reproducer, miniature".into(),
         machine: mc,
-        files: vec![file("data", file_pages)],
+        files: vec![FileSpec::new("data", file_pages)],
         procs,
         threads,
     }

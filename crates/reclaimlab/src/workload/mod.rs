@@ -271,11 +271,32 @@ pub struct ProcSpec {
     pub mmaps: Vec<(usize, u32)>,
 }
 
+impl ProcSpec {
+    /// A process in `memcg` with `anon_pages` of anon memory and no file mapped.
+    pub fn new(name: &str, memcg: &str, anon_pages: u64) -> ProcSpec {
+        ProcSpec {
+            name: name.into(),
+            memcg: memcg.into(),
+            anon_pages,
+            mmaps: Vec::new(),
+        }
+    }
+}
+
 /// A file of the scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileSpec {
     pub name: String,
     pub pages: u64,
+}
+
+impl FileSpec {
+    pub fn new(name: &str, pages: u64) -> FileSpec {
+        FileSpec {
+            name: name.into(),
+            pages,
+        }
+    }
 }
 
 /// A thread: which process it belongs to, its CPU and its stream.

@@ -81,22 +81,14 @@ fn blocks(of: Pattern, block_pages: u64) -> Pattern {
     }
 }
 
+/// A process mapping each file of `mmaps` shared.
 fn proc_(name: &str, memcg: &str, anon_pages: u64, mmaps: Vec<usize>) -> ProcSpec {
     ProcSpec {
-        name: name.into(),
-        memcg: memcg.into(),
-        anon_pages,
         mmaps: mmaps
             .into_iter()
             .map(|f| (f, crate::machine::mm::vm::SHARED))
             .collect(),
-    }
-}
-
-fn file(name: &str, pages: u64) -> FileSpec {
-    FileSpec {
-        name: name.into(),
-        pages,
+        ..ProcSpec::new(name, memcg, anon_pages)
     }
 }
 
@@ -191,7 +183,7 @@ pub fn ycsb_b(scale: f64) -> Scenario {
         name: "ycsb-b".into(),
         description: "MongoDB YCSB workloadb (seed 000)".into(),
         machine: mc,
-        files: vec![file("collection", leaves * leaf)],
+        files: vec![FileSpec::new("collection", leaves * leaf)],
         procs: vec![proc_("mongod", "/mongo", cache, vec![])],
         threads: ts,
     }
@@ -372,7 +364,7 @@ pub fn dd_throttle(scale: f64) -> Scenario {
         name: "dd-throttle".into(),
         description: "dd into a small memcg (seed 000)".into(),
         machine: mc,
-        files: vec![file("out", rounds * bs)],
+        files: vec![FileSpec::new("out", rounds * bs)],
         procs: vec![proc_("dd", "/dd", 0, vec![])],
         threads: vec![thread(
             0,
@@ -468,7 +460,7 @@ pub fn mysql_ro(scale: f64) -> Scenario {
         name: "mysql-ro".into(),
         description: "sysbench oltp_read_only, buffer pool in a small memcg (seed 000)".into(),
         machine: mc,
-        files: vec![file("sbtest", data)],
+        files: vec![FileSpec::new("sbtest", data)],
         procs: vec![proc_("mysqld", "/mysql", pool, vec![])],
         threads: ts,
     }
@@ -519,7 +511,7 @@ pub fn fio_mmap(scale: f64) -> Scenario {
         description: "fio randread, mmap engine, ramdisk, 10 GiB memcg (seed 000)".into(),
         machine: mc,
         files: (0..jobs)
-            .map(|j| file(&format!("test.{j}.img"), size))
+            .map(|j| FileSpec::new(&format!("test.{j}.img"), size))
             .collect(),
         procs: (0..jobs)
             .map(|j| proc_(&format!("fio{j}"), "/fio", 0, vec![j]))
@@ -562,10 +554,10 @@ pub fn kernel_build(scale: f64) -> Scenario {
     let obj = mib(192.0 / 1024.0, scale);
     let heap = mib(96.0, scale);
     let files = vec![
-        file("cc1", cc1),
-        file("include", headers),
-        file("sources", src * KBUILD_JOBS as u64),
-        file("objects", obj * KBUILD_JOBS as u64),
+        FileSpec::new("cc1", cc1),
+        FileSpec::new("include", headers),
+        FileSpec::new("sources", src * KBUILD_JOBS as u64),
+        FileSpec::new("objects", obj * KBUILD_JOBS as u64),
     ];
     let mut procs = Vec::new();
     let mut threads = Vec::new();
@@ -681,7 +673,7 @@ pub fn android_launch(scale: f64) -> Scenario {
     ] {
         let (anon, fpages) = (gib(anon_g, scale), gib(file_g, scale));
         let f = files.len();
-        files.push(file(&format!("{name}.so"), fpages));
+        files.push(FileSpec::new(&format!("{name}.so"), fpages));
         let p = procs.len();
         procs.push(proc_(name, "/", anon, vec![f]));
         let per_tick = |pages: u64| ((pages as f64 * per_s / 10.0).round() as u64).max(1);
@@ -754,7 +746,7 @@ pub fn android_launch(scale: f64) -> Scenario {
         };
         let chunk = mib(0.0625, scale);
         let f = files.len();
-        files.push(file(&format!("{name}.apk"), pkg));
+        files.push(FileSpec::new(&format!("{name}.apk"), pkg));
         let p = procs.len();
         procs.push(proc_(&name, &memcg, heap, vec![f]));
         let mut setup = vec![Step::Think(2 * SEC)];
@@ -904,7 +896,7 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
         ),
         machine: mc,
         files: (0..jobs)
-            .map(|j| file(&format!("randread.{j}"), size))
+            .map(|j| FileSpec::new(&format!("randread.{j}"), size))
             .collect(),
         procs: (0..jobs)
             .map(|j| proc_(&format!("fio{j}"), "/", 0, vec![]))
@@ -997,7 +989,7 @@ pub fn kv_cache_with(scale: f64, dist: KeyDist) -> Scenario {
         name: "kv-cache".into(),
         description: format!("key-value store, data 2x memory, {dist:?} keys (seed 002)"),
         machine: mc,
-        files: vec![file("appendonly.aof", log)],
+        files: vec![FileSpec::new("appendonly.aof", log)],
         procs: vec![proc_("kvd", "/", store, vec![])],
         threads: ts,
     }
