@@ -5,7 +5,7 @@ use reclaimlab::machine::{DeviceProfile, SwapConfig};
 use reclaimlab::metrics::RunResult;
 use reclaimlab::policy::mglru::Switch;
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
-use reclaimlab::trace::{open_trace, TraceFormat};
+use reclaimlab::trace::TraceFormat;
 use reclaimlab::workload::{micro, Scenario};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -136,9 +136,14 @@ struct WorkloadArgs {
     /// Seed of the access generators.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Memory of a trace replay's machine, MiB.
-    #[arg(long, default_value_t = 64)]
-    memory_mib: u64,
+    /// Memory of a trace replay's machine, MiB [default: 64].
+    #[arg(long)]
+    memory_mib: Option<u64>,
+    /// Pages available to the LRU: textbook caches hold exactly N pages; the kernel policies
+    /// get the least memory that leaves at least N pages above the high watermark (the run's
+    /// `capacity_pages` says what they got). Not with --memory-mib.
+    #[arg(long, value_name = "N")]
+    cache_pages: Option<u64>,
     /// Swap of a trace replay's machine: none, zram or disk.
     #[arg(long, default_value = "none")]
     swap: String,
@@ -279,6 +284,17 @@ fn main() -> ExitCode {
 /// Builds the scenario named on the command line (or a trace replay), with the overrides.
 fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     let mut scn = base_workload(w)?;
+    if let Some(pages) = w.cache_pages {
+        let got = reclaimlab::sim::fit_capacity(&mut scn, pages)?;
+        if got != pages {
+            eprintln!(
+                "reclaimlab: --cache-pages {pages}: kernel policies get {got} pages ({} pages of \
+                 memory is the least that leaves {pages} above the high watermark; a node has at \
+                 least 256); textbook caches get {pages}",
+                scn.machine.total_pages()
+            );
+        }
+    }
     if let Some(s) = w.swappiness {
         scn.machine.swappiness = s;
     }
@@ -312,20 +328,40 @@ fn apply_cost(cost: &mut reclaimlab::machine::CostProfile, spec: &str) -> Result
     Ok(())
 }
 
+/// Memory of a trace replay's machine when neither --memory-mib nor --cache-pages is given.
+const DEFAULT_TRACE_MEMORY_MIB: u64 = 64;
+
 /// The scenario or trace replay named on the command line, before overrides.
 fn base_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     match (&w.scenario, &w.trace) {
         (Some(_), Some(_)) => Err("give a scenario or --trace, not both".into()),
         (None, None) => Err("no scenario given (see `reclaimlab scenarios`) and no --trace".into()),
-        (Some(name), None) => micro::builtin(name, scale_of(name, w.scale)),
+        (Some(name), None) => {
+            if w.memory_mib.is_some() {
+                return Err(format!(
+                    "--memory-mib sizes a trace replay's machine; scenario '{name}' has its own \
+                     (use --scale or --cache-pages)"
+                ));
+            }
+            micro::builtin(name, scale_of(name, w.scale))
+        }
         (None, Some(path)) => {
             let format: TraceFormat = w.format.parse().map_err(|e| format!("{e}"))?;
-            let (header, records) = open_trace(path, &format).map_err(|e| e.to_string())?;
-            if w.memory_mib < 4 {
+            if w.memory_mib.is_some() && w.cache_pages.is_some() {
+                return Err("give --memory-mib or --cache-pages, not both".into());
+            }
+            let memory_mib = w.memory_mib.unwrap_or(DEFAULT_TRACE_MEMORY_MIB);
+            if memory_mib < 4 {
                 return Err("--memory-mib must be at least 4".into());
             }
-            let pages = w.memory_mib * 256;
+            let pages = memory_mib
+                .checked_mul(256)
+                .ok_or("--memory-mib is too large")?;
             let mut m = reclaimlab::machine::MachineConfig::simple(pages);
+            if let Some(n) = w.cache_pages {
+                m.fit_lru_pages(n)?;
+            }
+            let pages = m.total_pages();
             m.file_device = DeviceProfile::by_name(&w.device)?;
             m.swap = match w.swap.as_str() {
                 "none" => SwapConfig::None,
@@ -347,7 +383,7 @@ fn base_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            Scenario::from_trace(&name, m, &header, &records)
+            Scenario::from_trace_file(&name, m, path, &format)
         }
     }
 }
@@ -554,8 +590,8 @@ use reclaimlab::metrics::TABLE_COUNTERS;
 
 fn print_run(r: &RunResult) {
     println!(
-        "scenario {}  policy {}  seed {}",
-        r.scenario, r.policy, r.seed
+        "scenario {}  policy {}  seed {}  capacity {} pages",
+        r.scenario, r.policy, r.seed, r.capacity_pages
     );
     for (k, v) in r.headline() {
         println!("  {k:<28} {}", fmt_num(v));

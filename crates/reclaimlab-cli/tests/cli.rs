@@ -36,6 +36,18 @@ fn bad_input_is_one_line_and_exit_2() {
         vec!["run", "zipf", "--enabled", "0xzz"],
         vec!["run", "zipf", "--scale", "0"],
         vec!["run", "--trace", "/no/such/file"],
+        vec!["run", "zipf", "--memory-mib", "128"],
+        vec!["run", "zipf", "--cache-pages", "0"],
+        vec!["run", "memcg-limit", "--cache-pages", "1000"],
+        vec![
+            "run",
+            "--trace",
+            "x",
+            "--memory-mib",
+            "64",
+            "--cache-pages",
+            "1000",
+        ],
     ] {
         let o = reclaimlab(&args, None);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -155,4 +167,28 @@ fn a_closed_output_pipe_is_not_a_panic() {
     drop(child.stdout.take());
     let out = child.wait_with_output().expect("wait");
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}
+
+#[test]
+fn cache_pages_sets_the_capacity_and_json_reports_it() {
+    let capacity = |policy: &str| {
+        let o = reclaimlab(
+            &[
+                "run",
+                "zipf",
+                "--cache-pages",
+                "4000",
+                "--policy",
+                policy,
+                "--json",
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        r["capacity_pages"].as_u64().unwrap()
+    };
+    assert_eq!(capacity("lru"), 4000);
+    let kernel = capacity("classic");
+    assert!((4000..=4002).contains(&kernel), "{kernel}");
 }

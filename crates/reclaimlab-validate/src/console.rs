@@ -434,6 +434,8 @@ pub fn to_run_result(
         scenario: scenario.to_string(),
         policy: policy.to_string(),
         seed: 0,
+        // A real kernel's LRU capacity is not read back from the guest.
+        capacity_pages: 0,
         sim_time_ns: r.elapsed_ms * 1_000_000,
         accesses,
         hits: accesses - misses,

@@ -22,6 +22,12 @@ pub const WATERMARK_SCALE_FACTOR: u64 = 10;
 /// `min_free_kbytes` clamp (`calculate_min_free_kbytes`).
 pub const MIN_FREE_KBYTES_LOW: u64 = 128;
 pub const MIN_FREE_KBYTES_HIGH: u64 = 262_144;
+
+// Limits of the model itself (no kernel names).
+/// The smallest node the model builds (1 MiB): below it the watermarks leave nothing.
+pub const MIN_NODE_PAGES: u64 = 256;
+/// The largest `--cache-pages` (8 TiB): page frame numbers are 32-bit.
+pub const MAX_CACHE_PAGES: u64 = 1 << 31;
 /// `vm_dirty_ratio` (%).
 pub const VM_DIRTY_RATIO: u64 = 20;
 /// `dirty_background_ratio` (%).

@@ -168,6 +168,9 @@ pub struct RunResult {
     pub scenario: String,
     pub policy: String,
     pub seed: u64,
+    /// Pages available to the LRU: a textbook cache's capacity; for a kernel policy, the
+    /// memory above the high watermarks or the workload's memcg limit, whichever is smaller.
+    pub capacity_pages: u64,
     pub sim_time_ns: u64,
     pub accesses: u64,
     pub hits: u64,

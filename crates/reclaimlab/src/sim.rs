@@ -279,6 +279,16 @@ enum Backend {
 /// memory.max on the way to the root of the first process's memcg, or all memory above the
 /// high watermarks.
 pub fn textbook_capacity(scn: &Scenario, m: &Machine) -> u64 {
+    if let Some(pages) = scn.machine.cache_pages {
+        return pages;
+    }
+    kernel_capacity(scn, m)
+}
+
+/// The LRU capacity of a kernel policy's machine: the smallest memory.max on the way to the
+/// root of the first process's memcg, or all memory above the high watermarks (what kswapd
+/// leaves once the nodes are balanced).
+pub fn kernel_capacity(scn: &Scenario, m: &Machine) -> u64 {
     let above_high: u64 = m.nodes.iter().map(|n| n.nr_pages - n.wmark.high).sum();
     let limit = scn
         .procs
@@ -292,6 +302,34 @@ pub fn textbook_capacity(scn: &Scenario, m: &Machine) -> u64 {
         })
         .unwrap_or(u64::MAX);
     above_high.min(limit)
+}
+
+/// Sets a scenario's machine so that `pages` pages are available to the LRU
+/// (`--cache-pages`): textbook caches get exactly `pages`, the kernel policies a one-node
+/// machine with the least memory that leaves at least `pages` above the high watermark.
+/// Returns the kernel policies' capacity (`pages` or a few more, from the watermarks'
+/// rounding). Refused where a memcg limit, not memory, bounds the workload.
+pub fn fit_capacity(scn: &mut Scenario, pages: u64) -> Result<u64, String> {
+    let limited = scn.procs.first().and_then(|p| {
+        let mut path = p.memcg.as_str();
+        loop {
+            let limit = scn.machine.memcgs.iter().find(|c| c.path == path);
+            if limit.is_some_and(|c| c.max != u64::MAX) {
+                return Some(path.to_string());
+            }
+            match path.rfind('/') {
+                Some(0) | None => return None,
+                Some(i) => path = &path[..i],
+            }
+        }
+    });
+    if let Some(path) = limited {
+        return Err(format!(
+            "--cache-pages: memory.max of memcg {path} bounds this workload, not memory; \
+             the capacity cannot be set"
+        ));
+    }
+    scn.machine.fit_lru_pages(pages)
 }
 
 /// Bytes the model keeps per simulated page frame for a scenario and policy: the folio
@@ -447,6 +485,7 @@ fn expected_accesses(s: &Stream) -> u64 {
             .iter()
             .filter(|a| matches!(a, Action::Access { .. }))
             .count() as u64,
+        Stream::Replay(r) => r.records,
         Stream::Script(sc) => {
             let ops = |steps: &[crate::workload::Step]| -> u64 {
                 steps
@@ -613,7 +652,10 @@ impl Engine {
         for th in self.threads.iter_mut().filter(|th| !th.done) {
             th.finish = self.now;
         }
-        Ok(())
+        match self.threads.iter().find_map(|th| th.src.error()) {
+            Some(e) => Err(e.to_string()),
+            None => Ok(()),
+        }
     }
 
     /// Runs a thread's next action at time `t` (or resumes the access it yielded in); returns
@@ -1090,10 +1132,15 @@ impl Engine {
             }
         };
         let policy = spec.to_string();
+        let capacity_pages = match &self.backend {
+            Backend::Kernel { m, .. } => kernel_capacity(scn, m),
+            Backend::Textbook { cache, .. } => cache.capacity() as u64,
+        };
         RunResult {
             scenario: scn.name.clone(),
             policy,
             seed,
+            capacity_pages,
             sim_time_ns,
             accesses,
             hits: accesses - misses,

@@ -2,6 +2,7 @@
 //! cost profile that turns work into simulated time.
 
 use crate::consts::*;
+use crate::machine::Watermarks;
 use serde::{Deserialize, Serialize};
 
 /// Time costs of the simulated clock, in nanoseconds. Defaults are order-of-magnitude figures
@@ -180,6 +181,10 @@ pub struct MachineConfig {
     pub dirty_background_ratio: u64,
     pub memcgs: Vec<MemcgConfig>,
     pub cost: CostProfile,
+    /// The capacity asked for with `--cache-pages`: textbook caches hold exactly this many
+    /// pages; the kernel policies get a node sized by [`MachineConfig::fit_lru_pages`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_pages: Option<u64>,
 }
 
 impl MachineConfig {
@@ -199,7 +204,71 @@ impl MachineConfig {
             dirty_background_ratio: DIRTY_BACKGROUND_RATIO,
             memcgs: Vec::new(),
             cost: CostProfile::default(),
+            cache_pages: None,
         }
+    }
+
+    /// `__setup_per_zone_wmarks` for one zone per node: each node's watermarks.
+    pub fn watermarks(&self) -> Vec<Watermarks> {
+        let lowmem = self.total_pages().max(1);
+        let min_free_kbytes = self
+            .min_free_kbytes
+            .unwrap_or_else(|| default_min_free_kbytes(lowmem));
+        let pages_min = min_free_kbytes / 4;
+        self.node_pages
+            .iter()
+            .map(|&nr_pages| {
+                let tmp = pages_min * nr_pages / lowmem;
+                let gap = (tmp >> 2).max(nr_pages * self.watermark_scale_factor / 10_000);
+                Watermarks {
+                    min: tmp,
+                    low: tmp + gap,
+                    high: tmp + 2 * gap,
+                    promo: tmp + 3 * gap,
+                }
+            })
+            .collect()
+    }
+
+    /// The pages above every node's high watermark: what kswapd leaves to the LRUs once it
+    /// has balanced the nodes (`pgdat_balanced`), the machine's LRU capacity.
+    pub fn pages_above_high(&self) -> u64 {
+        self.node_pages
+            .iter()
+            .zip(self.watermarks())
+            .map(|(&pages, w)| pages.saturating_sub(w.high))
+            .sum()
+    }
+
+    /// Sizes a one-node machine so that at least `pages` pages lie above its high watermark,
+    /// with the least memory that does (the watermarks grow with memory, so the result may
+    /// exceed `pages` by the watermarks' rounding step); returns the capacity obtained.
+    pub fn fit_lru_pages(&mut self, pages: u64) -> Result<u64, String> {
+        if self.node_pages.len() != 1 {
+            return Err(format!(
+                "--cache-pages needs a one-node machine (this one has {} nodes)",
+                self.node_pages.len()
+            ));
+        }
+        if pages == 0 || pages > MAX_CACHE_PAGES {
+            return Err(format!(
+                "--cache-pages {pages} is out of range (1..={MAX_CACHE_PAGES})"
+            ));
+        }
+        let above = |cfg: &mut MachineConfig, total: u64| {
+            cfg.node_pages[0] = total;
+            cfg.pages_above_high()
+        };
+        let mut total = pages.max(MIN_NODE_PAGES);
+        while above(self, total) < pages {
+            total += (pages - self.pages_above_high()).max(1);
+        }
+        while total > MIN_NODE_PAGES && above(self, total - 1) >= pages {
+            total -= 1;
+        }
+        let got = above(self, total);
+        self.cache_pages = Some(pages);
+        Ok(got)
     }
 
     pub fn total_pages(&self) -> u64 {
@@ -208,7 +277,7 @@ impl MachineConfig {
 
     /// Checks the configuration, naming the first problem found.
     pub fn validate(&self) -> Result<(), String> {
-        if self.node_pages.is_empty() || self.node_pages.iter().any(|&p| p < 256) {
+        if self.node_pages.is_empty() || self.node_pages.iter().any(|&p| p < MIN_NODE_PAGES) {
             return Err("every node needs at least 256 pages (1 MiB) of memory".into());
         }
         if self.node_pages.len() > 64 {

@@ -167,6 +167,10 @@ pub struct File {
     pub nr_pages: u64,
     pub nr_shadows: u64,
     pub nr_dirty: u64,
+    /// The indexes of dirty folios: the xarray's `PAGECACHE_TAG_DIRTY`, which writeback
+    /// walks (`filemap_get_folios_tag`) instead of every slot. May hold stale indexes, which
+    /// the walk drops.
+    pub dirty_tag: std::collections::BTreeSet<u64>,
     /// `inode->dirtied_when` (ns), valid while nr_dirty > 0.
     pub dirtied_when: u64,
     /// Every (pid, vma) mapping this file: the `i_mmap` tree of rmap_walk_file.
@@ -331,21 +335,8 @@ impl Machine {
 
     /// `__setup_per_zone_wmarks` for one zone per node.
     fn setup_watermarks(&mut self) {
-        let lowmem: u64 = self.nodes.iter().map(|n| n.nr_pages).sum();
-        let min_free_kbytes = self
-            .cfg
-            .min_free_kbytes
-            .unwrap_or_else(|| default_min_free_kbytes(lowmem));
-        let pages_min = min_free_kbytes / 4;
-        for n in &mut self.nodes {
-            let tmp = pages_min * n.nr_pages / lowmem;
-            let gap = (tmp >> 2).max(n.nr_pages * self.cfg.watermark_scale_factor / 10_000);
-            n.wmark = Watermarks {
-                min: tmp,
-                low: tmp + gap,
-                high: tmp + 2 * gap,
-                promo: tmp + 3 * gap,
-            };
+        for (n, w) in self.nodes.iter_mut().zip(self.cfg.watermarks()) {
+            n.wmark = w;
         }
     }
 
@@ -415,6 +406,7 @@ impl Machine {
             nr_pages: 0,
             nr_shadows: 0,
             nr_dirty: 0,
+            dirty_tag: Default::default(),
             dirtied_when: 0,
             mmaps: Vec::new(),
             size_pages,

@@ -64,7 +64,7 @@ impl Machine {
             return false;
         }
         self.folios[pfn as usize].set(pg::DIRTY);
-        if let Owner::File { file, .. } = f.owner {
+        if let Owner::File { file, index } = f.owner {
             self.wb.nr_dirty += 1;
             self.memcg_wb_stat_add(f.memcg, WbStat::Dirty, 1);
             let now = self.now();
@@ -73,6 +73,7 @@ impl Machine {
                 fl.dirtied_when = now;
             }
             fl.nr_dirty += 1;
+            fl.dirty_tag.insert(index);
             return true;
         }
         false
@@ -286,26 +287,50 @@ impl Machine {
         }
     }
 
-    /// `write_cache_pages` for up to `nr` dirty folios of a file, cyclically from its cursor.
+    /// `write_cache_pages` for up to `nr` dirty folios of a file, cyclically from its cursor,
+    /// visiting only the slots tagged dirty (`tag_pages_for_writeback`).
     fn writeback_file_chunk(&mut self, file: u32, nr: u64) {
         if self.wb.cursor.len() < self.files.len() {
             self.wb.cursor.resize(self.files.len(), 0);
         }
         let size = self.files[file as usize].slots.len() as u64;
         let start = self.wb.cursor[file as usize] % size.max(1);
+        if nr == 0 || self.files[file as usize].nr_dirty == 0 {
+            return;
+        }
         let mut written = 0;
-        for k in 0..size {
-            if written >= nr || self.files[file as usize].nr_dirty == 0 {
-                self.wb.cursor[file as usize] = (start + k) % size;
-                break;
-            }
-            let idx = (start + k) % size;
-            if let Slot::Page(pfn) = self.files[file as usize].slots[idx as usize] {
-                let f = self.folios[pfn as usize];
-                if f.test(pg::DIRTY) && !f.test(pg::WRITEBACK) {
-                    self.folio_start_writeback(pfn);
-                    written += 1;
+        let mut pos = start;
+        let mut wrapped = false;
+        loop {
+            let tags = &self.files[file as usize].dirty_tag;
+            let next = if wrapped {
+                tags.range(pos..start).next()
+            } else {
+                tags.range(pos..).next()
+            };
+            let Some(&idx) = next else {
+                if wrapped {
+                    return;
                 }
+                (wrapped, pos) = (true, 0);
+                continue;
+            };
+            pos = idx + 1;
+            let folio = match self.files[file as usize].slots.get(idx as usize) {
+                Some(&Slot::Page(pfn)) if self.folios[pfn as usize].test(pg::DIRTY) => pfn,
+                _ => {
+                    self.files[file as usize].dirty_tag.remove(&idx);
+                    continue;
+                }
+            };
+            if self.folios[folio as usize].test(pg::WRITEBACK) {
+                continue;
+            }
+            self.folio_start_writeback(folio);
+            written += 1;
+            if written >= nr || self.files[file as usize].nr_dirty == 0 {
+                self.wb.cursor[file as usize] = (idx + 1) % size;
+                return;
             }
         }
     }
@@ -315,6 +340,9 @@ impl Machine {
     pub fn folio_start_writeback(&mut self, pfn: Pfn) -> u64 {
         self.folio_mkclean(pfn);
         self.account_clean(pfn);
+        if let Owner::File { file, index } = self.folios[pfn as usize].owner {
+            self.files[file as usize].dirty_tag.remove(&index);
+        }
         let f = &mut self.folios[pfn as usize];
         f.clear(pg::DIRTY);
         f.set(pg::WRITEBACK);

@@ -125,6 +125,15 @@ impl CsvSpec {
                 "{name} must be at least 1 (columns are 1-based)"
             )));
         }
+        if let Some((name, col)) = columns
+            .iter()
+            .find(|(_, col)| col.is_some_and(|c| c > MAX_COLUMNS))
+        {
+            return Err(spec_error(format!(
+                "{name} {} is past the last column read ({MAX_COLUMNS})",
+                col.unwrap_or(0)
+            )));
+        }
         if self.time_unit_ns == 0 {
             return Err(spec_error("time-unit-ns must be at least 1".into()));
         }
@@ -210,16 +219,27 @@ pub fn read_csv<R: BufRead>(
     Ok(runs_to_trace(&runs))
 }
 
-fn parse_request(line: &str, spec: &CsvSpec) -> Result<PageRun, String> {
-    let fields: Vec<&str> = line.split(spec.delimiter).collect();
-    let time = column_field(&fields, spec.time_col, "time")?;
-    let offset = column_field(&fields, spec.offset_col, "offset")?;
-    let size = column_field(&fields, spec.size_col, "size")?;
+/// Most columns a spec can name; a line's fields beyond it are only counted.
+const MAX_COLUMNS: usize = 64;
+
+pub(crate) fn parse_request(line: &str, spec: &CsvSpec) -> Result<PageRun, String> {
+    let mut split = [""; MAX_COLUMNS];
+    let mut count = 0;
+    for field in line.split(spec.delimiter) {
+        if count < MAX_COLUMNS {
+            split[count] = field;
+        }
+        count += 1;
+    }
+    let fields = &split[..count.min(MAX_COLUMNS)];
+    let time = column_field(fields, count, spec.time_col, "time")?;
+    let offset = column_field(fields, count, spec.offset_col, "offset")?;
+    let size = column_field(fields, count, spec.size_col, "size")?;
     let time_ns = parse_time_ns(time, spec.time_unit_ns)?;
     let offset = parse_uint(offset, "offset", u64::MAX)?;
     let size = parse_uint(size, "size", MAX_REQUEST_BYTES)?;
     let op = match spec.op_col {
-        Some(col) => parse_op(column_field(&fields, col, "op")?)?,
+        Some(col) => parse_op(column_field(fields, count, col, "op")?)?,
         None => Op::Read,
     };
     let (first_page, pages) = byte_range_pages(offset, size)
@@ -233,13 +253,16 @@ fn parse_request(line: &str, spec: &CsvSpec) -> Result<PageRun, String> {
 }
 
 /// The field in `column` (1-based) of a split line, cleaned.
-fn column_field<'a>(fields: &[&'a str], column: usize, what: &str) -> Result<&'a str, String> {
+/// `count`: the line's number of fields (`fields` holds the first [`MAX_COLUMNS`]).
+fn column_field<'a>(
+    fields: &[&'a str],
+    count: usize,
+    column: usize,
+    what: &str,
+) -> Result<&'a str, String> {
     match fields.get(column - 1) {
         Some(field) => Ok(clean_field(field)),
-        None => Err(format!(
-            "{} fields, but the {what} column is {column}",
-            fields.len()
-        )),
+        None => Err(format!("{count} fields, but the {what} column is {column}")),
     }
 }
 

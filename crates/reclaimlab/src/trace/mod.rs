@@ -32,6 +32,7 @@ pub mod csv;
 mod error;
 pub mod native;
 pub mod oracle;
+mod stream;
 mod text;
 pub mod vscsi;
 
@@ -39,6 +40,7 @@ pub use csv::{read_csv, CsvSpec};
 pub use error::TraceError;
 pub use native::{read_native, write_native, NativeReader, NativeWriter};
 pub use oracle::read_oracle_general;
+pub use stream::{open_records, records_from, MemoryRecords, RecordReader};
 pub use vscsi::{read_vscsi, VscsiTrace, VscsiVersion};
 
 /// What a trace says about its memcgs and files besides the records.

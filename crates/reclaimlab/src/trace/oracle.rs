@@ -54,7 +54,7 @@ pub fn object_first_page(obj_id: u64) -> u64 {
     obj_id << OBJECT_PAGE_SHIFT
 }
 
-fn object_run(record: &[u8]) -> PageRun {
+pub(crate) fn object_run(record: &[u8]) -> PageRun {
     let clock_time = le_u32(record, 0);
     let obj_id = le_u64(record, 4);
     let obj_size = le_u32(record, 12);

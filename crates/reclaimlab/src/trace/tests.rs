@@ -222,3 +222,112 @@ fn open_vscsi_sample() {
     assert_eq!(header.memcgs, vec![(0, "/".to_owned())]);
     assert_eq!(header.files, vec![(0, 8_199_448, None)]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Streaming readers.
+// ---------------------------------------------------------------------------------------------
+
+/// Every record of a streaming reader.
+fn stream_all(path: &Path, format: &TraceFormat) -> Result<Vec<TraceRecord>, TraceError> {
+    let mut reader = open_records(path, format)?;
+    let mut out = Vec::new();
+    while let Some(r) = reader.next_record()? {
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// The whole-file reader's records with the rebasing undone (streams keep raw times).
+fn rebased(records: &[TraceRecord]) -> Vec<TraceRecord> {
+    let base = records.iter().map(|r| r.time_ns).min().unwrap_or(0);
+    records
+        .iter()
+        .map(|r| TraceRecord {
+            time_ns: r.time_ns - base,
+            ..*r
+        })
+        .collect()
+}
+
+fn oracle_bytes(records: &[(u32, u64, u32)]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for &(t, id, size) in records {
+        bytes.extend_from_slice(&t.to_le_bytes());
+        bytes.extend_from_slice(&id.to_le_bytes());
+        bytes.extend_from_slice(&size.to_le_bytes());
+        bytes.extend_from_slice(&(-1i64).to_le_bytes());
+    }
+    bytes
+}
+
+#[test]
+fn streams_yield_the_whole_file_readers_records() {
+    let oracle = TempFile::new(
+        "stream.oracle",
+        &oracle_bytes(&[(7, 3, 9000), (5, 1 << 40, 1), (9, 3, 0)]),
+    );
+    let vscsi =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/cloudPhysicsIO.vscsi");
+    let mut cases = vec![
+        (fixture("small.rtrace"), TraceFormat::Native),
+        (
+            fixture("requests.csv"),
+            "csv:time-col=1,op-col=2,obj-id-col=3,obj-size-col=4,has-header=1"
+                .parse()
+                .unwrap(),
+        ),
+        (oracle.0.clone(), TraceFormat::OracleGeneral),
+    ];
+    if vscsi.exists() {
+        cases.push((vscsi, TraceFormat::Vscsi));
+    }
+    for (path, format) in cases {
+        let (_, whole) = read_trace_file(&path, &format).unwrap();
+        let streamed = stream_all(&path, &format).unwrap();
+        let streamed = if format.rebases_time() {
+            rebased(&streamed)
+        } else {
+            streamed
+        };
+        assert_eq!(streamed.len(), whole.len(), "{}", path.display());
+        assert!(streamed == whole, "{}: records differ", path.display());
+    }
+}
+
+#[test]
+fn compressed_traces_stream_like_plain_ones() {
+    use std::io::Write;
+    let plain = oracle_bytes(&[(1, 5, 4096), (2, 6, 8192), (3, 5, 1)]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&plain).unwrap();
+    let gz = TempFile::new("stream.oracle.gz", &gz.finish().unwrap());
+    let zst = TempFile::new(
+        "stream.oracle.zst",
+        &zstd::encode_all(&plain[..], 3).unwrap(),
+    );
+    let plain = TempFile::new("stream.oracle.plain", &plain);
+    let want = stream_all(&plain.0, &TraceFormat::OracleGeneral).unwrap();
+    assert_eq!(want.len(), 4);
+    for f in [&gz, &zst] {
+        assert_eq!(stream_all(&f.0, &TraceFormat::OracleGeneral).unwrap(), want);
+    }
+}
+
+#[test]
+fn a_truncated_streamed_record_is_an_error_at_its_offset() {
+    let mut bytes = oracle_bytes(&[(1, 5, 4096), (2, 6, 4096)]);
+    bytes.extend_from_slice(&[0; 7]);
+    let f = TempFile::new("stream.truncated", &bytes);
+    let err = stream_all(&f.0, &TraceFormat::OracleGeneral).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "byte offset 48: truncated record: 7 of 24 bytes"
+    );
+}
+
+#[test]
+fn a_short_vscsi_stream_cannot_be_detected() {
+    let f = TempFile::new("stream.short.vscsi", &[0u8; 40]);
+    let err = stream_all(&f.0, &TraceFormat::Vscsi).unwrap_err();
+    assert!(err.to_string().contains("too small to detect"), "{err}");
+}

@@ -130,7 +130,7 @@ struct VscsiRequest {
 }
 
 /// Minimum file size for version detection (two VSCSI2 records), as in libCacheSim.
-const DETECTION_BYTES: usize = 80;
+pub(crate) const DETECTION_BYTES: usize = 80;
 
 /// Reads a whole vscsi trace held in memory.
 pub fn read_vscsi(bytes: &[u8]) -> Result<VscsiTrace, TraceError> {
@@ -140,7 +140,7 @@ pub fn read_vscsi(bytes: &[u8]) -> Result<VscsiTrace, TraceError> {
     let mut runs = Vec::with_capacity(bytes.len() / record_bytes);
     for (index, record) in bytes.chunks_exact(record_bytes).enumerate() {
         let offset = (index * record_bytes) as u64;
-        if let Some(run) = request_run(parse_request(version, record), offset)? {
+        if let Some(run) = record_run(version, record, offset)? {
             runs.push(run);
         }
     }
@@ -205,6 +205,15 @@ fn parse_request(version: VscsiVersion, record: &[u8]) -> VscsiRequest {
             ts_us: le_u64(record, 24),
         },
     }
+}
+
+/// The pages the record at byte `offset` touches; `None` if it is not a read or write.
+pub(crate) fn record_run(
+    version: VscsiVersion,
+    record: &[u8],
+    offset: u64,
+) -> Result<Option<PageRun>, TraceError> {
+    request_run(parse_request(version, record), offset)
 }
 
 /// The pages a request touches; `None` if it is not a read or write.

@@ -3,10 +3,10 @@
 
 pub mod micro;
 pub mod pattern;
+pub mod replay;
 pub mod seeds;
 
 use crate::access::{Op, PageRef, TraceRecord, Via};
-use crate::machine::mm::vm;
 use crate::machine::MachineConfig;
 use pattern::{Pattern, PatternIter};
 use rand::{Rng, SeedableRng};
@@ -128,8 +128,10 @@ pub enum Stream {
         unmap: Option<(u64, u64)>,
         sleep_ns: u64,
     },
-    /// A fixed list of actions (trace replay).
+    /// A fixed list of actions.
     Actions(Vec<Action>),
+    /// One pid's records of a trace, streamed from its reader (see [`replay`]).
+    Replay(replay::ReplayStream),
     /// A background thread (a daemon): repeats its phases forever, sleeping `sleep_ns` after
     /// each pass, and does not keep the run alive; the run ends when the other threads do.
     Background {
@@ -368,6 +370,7 @@ impl Scenario {
                     &script_phases
                 }
                 Stream::Actions(_)
+                | Stream::Replay(_)
                 | Stream::Delayed { .. }
                 | Stream::Synced { .. }
                 | Stream::Until { .. } => &[],
@@ -392,166 +395,9 @@ impl Scenario {
         self.procs.iter().map(|p| p.anon_pages).sum::<u64>()
             + self.files.iter().map(|f| f.pages).sum::<u64>()
     }
-
-    /// Builds a scenario from a trace: one process per pid (in the memcg the trace names), one
-    /// thread per process, every record replayed in order at its time (or back to back when
-    /// times are 0). `machine` decides memory, swap and devices; the trace's memcgs are added.
-    pub fn from_trace(
-        name: &str,
-        machine: MachineConfig,
-        header: &crate::trace::TraceHeader,
-        records: &[TraceRecord],
-    ) -> Result<Scenario, String> {
-        let mut machine = machine;
-        let mut memcg_paths = vec!["/".to_string()];
-        for (idx, path) in &header.memcgs {
-            let i = *idx as usize;
-            if memcg_paths.len() <= i {
-                memcg_paths.resize(i + 1, String::new());
-            }
-            memcg_paths[i] = path.clone();
-            if path != "/" && !machine.memcgs.iter().any(|m| &m.path == path) {
-                machine.memcgs.push(crate::machine::MemcgConfig::new(path));
-            }
-        }
-        let remap = compact_huge_files(header, records);
-        let mut files: Vec<FileSpec> = Vec::new();
-        let mut ensure_file = |id: u32, pages: u64| {
-            let i = id as usize;
-            if files.len() <= i {
-                files.resize(
-                    i + 1,
-                    FileSpec {
-                        name: String::new(),
-                        pages: 0,
-                    },
-                );
-            }
-            files[i].name = format!("file{id}");
-            files[i].pages = files[i].pages.max(pages);
-        };
-        for (id, pages, _) in &header.files {
-            let pages = remap.get(id).map_or(*pages, |m| m.len() as u64);
-            ensure_file(*id, pages);
-        }
-        let mut pid_index: std::collections::BTreeMap<u32, usize> = Default::default();
-        let mut procs: Vec<ProcSpec> = Vec::new();
-        let mut actions: Vec<Vec<Action>> = Vec::new();
-        for r in records {
-            let r = &remap_record(&remap, r);
-            let memcg = memcg_paths
-                .get(r.memcg as usize)
-                .filter(|p| !p.is_empty())
-                .ok_or_else(|| format!("trace uses undeclared memcg {}", r.memcg))?
-                .clone();
-            let pi = *pid_index.entry(r.pid).or_insert_with(|| {
-                procs.push(ProcSpec {
-                    name: format!("pid{}", r.pid),
-                    memcg: memcg.clone(),
-                    anon_pages: 0,
-                    mmaps: Vec::new(),
-                });
-                actions.push(Vec::new());
-                procs.len() - 1
-            });
-            match r.page {
-                PageRef::Anon { page } => procs[pi].anon_pages = procs[pi].anon_pages.max(page + 1),
-                PageRef::File { file, page } => {
-                    ensure_file(file, page + 1);
-                    if r.via == Via::Mmap
-                        && !procs[pi].mmaps.iter().any(|&(f, _)| f == file as usize)
-                    {
-                        procs[pi].mmaps.push((file as usize, vm::SHARED));
-                    }
-                }
-            }
-            if r.time_ns > 0 {
-                actions[pi].push(Action::WaitUntil(r.time_ns));
-            }
-            actions[pi].push(Action::Access {
-                page: r.page,
-                op: r.op,
-                via: r.via,
-            });
-        }
-        let cpus = machine.cpus;
-        let threads = actions
-            .into_iter()
-            .enumerate()
-            .map(|(i, a)| ThreadSpec {
-                proc: i,
-                cpu: i as u32 % cpus,
-                stream: Stream::Actions(a),
-            })
-            .collect();
-        Ok(Scenario {
-            name: name.to_string(),
-            description: "trace replay".into(),
-            machine,
-            files,
-            procs,
-            threads,
-        })
-    }
 }
 
-/// Files larger than this (64 GiB) are compacted when a trace is replayed.
-pub const MAX_FILE_PAGES: u64 = 1 << 24;
-
-/// For every file a trace declares or uses beyond [`MAX_FILE_PAGES`] (object traces such as
-/// oracleGeneral spread objects over a huge page space), a map from each page used to its rank
-/// among the pages used, so the replay keeps the order of pages but not the empty space
-/// between them.
-fn compact_huge_files(
-    header: &crate::trace::TraceHeader,
-    records: &[TraceRecord],
-) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<u64, u64>> {
-    use std::collections::BTreeMap;
-    let mut size: BTreeMap<u32, u64> = header.files.iter().map(|(id, p, _)| (*id, *p)).collect();
-    for r in records {
-        if let PageRef::File { file, page } = r.page {
-            let s = size.entry(file).or_insert(0);
-            *s = (*s).max(page + 1);
-        }
-    }
-    let mut maps: BTreeMap<u32, BTreeMap<u64, u64>> = size
-        .into_iter()
-        .filter(|&(_, s)| s > MAX_FILE_PAGES)
-        .map(|(id, _)| (id, BTreeMap::new()))
-        .collect();
-    for r in records {
-        if let PageRef::File { file, page } = r.page {
-            if let Some(m) = maps.get_mut(&file) {
-                m.insert(page, 0);
-            }
-        }
-    }
-    for m in maps.values_mut() {
-        for (rank, v) in m.values_mut().enumerate() {
-            *v = rank as u64;
-        }
-    }
-    maps
-}
-
-fn remap_record(
-    maps: &std::collections::BTreeMap<u32, std::collections::BTreeMap<u64, u64>>,
-    r: &TraceRecord,
-) -> TraceRecord {
-    match r.page {
-        PageRef::File { file, page } => match maps.get(&file) {
-            Some(m) => TraceRecord {
-                page: PageRef::File {
-                    file,
-                    page: m[&page],
-                },
-                ..*r
-            },
-            None => *r,
-        },
-        _ => *r,
-    }
-}
+pub use replay::MAX_FILE_PAGES;
 
 /// Turns a thread's stream into actions, seeded per thread.
 pub struct StreamIter {
@@ -574,6 +420,8 @@ pub struct StreamIter {
     barrier: Option<(u16, u16)>,
     /// A script stream's state.
     script: Option<ScriptIter>,
+    /// A trace replay's state.
+    replay: Option<replay::ReplayIter>,
 }
 
 /// One access of a phase: the page `idx` (before the phase's offset), read or write.
@@ -747,6 +595,11 @@ impl StreamIter {
                 it.script = Some(ScriptIter::new(sc.clone(), seed));
                 return it;
             }
+            Stream::Replay(r) => {
+                let mut it = Self::new_undelayed(&Stream::Actions(Vec::new()), seed);
+                it.replay = Some(r.iter());
+                return it;
+            }
             // unwrapped() strips the wrappers: nothing to generate.
             Stream::Delayed { .. } | Stream::Synced { .. } | Stream::Until { .. } => {
                 (Vec::new(), 0, None, 0, Vec::new())
@@ -770,7 +623,13 @@ impl StreamIter {
             marks,
             barrier: None,
             script: None,
+            replay: None,
         }
+    }
+
+    /// Why the stream ended early, if it did (a trace that could not be read to its end).
+    pub fn error(&self) -> Option<&str> {
+        self.replay.as_ref().and_then(|r| r.error.as_deref())
     }
 
     fn next_generated(&mut self) -> Option<Action> {
@@ -842,6 +701,9 @@ impl ActionSource for StreamIter {
         }
         if let Some(sc) = &mut self.script {
             return sc.next_action();
+        }
+        if let Some(r) = &mut self.replay {
+            return r.next_action();
         }
         self.next_generated()
     }

@@ -1,0 +1,483 @@
+//! Trace replay as a stream: a trace becomes a scenario after one pass that learns its
+//! processes, memcgs and file sizes, and its records then flow from the reader into the
+//! engine one at a time. A replay's memory is proportional to its distinct pages (the page
+//! maps of sparse files), never to its request count.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::access::{PageRef, TraceRecord, Via};
+use crate::machine::mm::vm;
+use crate::machine::MachineConfig;
+use crate::trace::{self, RecordReader, TraceError, TraceFormat, TraceHeader};
+
+use super::{Action, FileSpec, ProcSpec, Scenario, Stream, ThreadSpec};
+
+/// Files larger than this (64 GiB) are compacted when a trace is replayed.
+pub const MAX_FILE_PAGES: u64 = 1 << 24;
+
+/// Where a replay's records come from.
+#[derive(Clone, Debug)]
+pub enum ReplaySource {
+    /// A trace file, read again from the start by every thread of the replay.
+    File { path: PathBuf, format: TraceFormat },
+    /// Records already in memory (already rebased).
+    Memory(Arc<[TraceRecord]>),
+}
+
+impl ReplaySource {
+    /// A fresh reader at the first record.
+    fn open(&self) -> Result<Box<dyn RecordReader>, TraceError> {
+        match self {
+            ReplaySource::File { path, format } => {
+                trace::open_records(path, format).map_err(|e| in_file(e, path))
+            }
+            ReplaySource::Memory(records) => Ok(Box::new(SharedRecords {
+                records: Arc::clone(records),
+                next: 0,
+            })),
+        }
+    }
+
+    /// Whether times are rebased so that the earliest record is at 0.
+    fn rebases_time(&self) -> bool {
+        match self {
+            ReplaySource::File { format, .. } => format.rebases_time(),
+            ReplaySource::Memory(_) => false,
+        }
+    }
+
+    /// Errors of this source's reader, naming the file.
+    fn locate(&self, e: TraceError) -> TraceError {
+        match self {
+            ReplaySource::File { path, .. } => in_file(e, path),
+            ReplaySource::Memory(_) => e,
+        }
+    }
+}
+
+fn in_file(e: TraceError, path: &Path) -> TraceError {
+    match e {
+        TraceError::Open { .. } | TraceError::InFile { .. } => e,
+        other => other.in_file(path),
+    }
+}
+
+/// In-memory records shared by the threads of a replay.
+struct SharedRecords {
+    records: Arc<[TraceRecord]>,
+    next: usize,
+}
+
+impl RecordReader for SharedRecords {
+    fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+        let r = self.records.get(self.next).copied();
+        self.next += 1;
+        Ok(r)
+    }
+}
+
+/// Page numbers of a sparse file (an object trace's `obj_id << 20` pages) mapped to their
+/// rank among the pages used, so the replay keeps the order of pages but not the empty space
+/// between them.
+#[derive(Debug, Default)]
+pub struct PageRemap {
+    rank: FxHashMap<u64, u64>,
+}
+
+impl PageRemap {
+    fn from_pages(pages: FxHashSet<u64>) -> Self {
+        let mut sorted: Vec<u64> = pages.into_iter().collect();
+        sorted.sort_unstable();
+        let mut rank = FxHashMap::default();
+        rank.reserve(sorted.len());
+        rank.extend(sorted.iter().enumerate().map(|(i, &p)| (p, i as u64)));
+        PageRemap { rank }
+    }
+
+    fn len(&self) -> u64 {
+        self.rank.len() as u64
+    }
+
+    fn get(&self, page: u64) -> u64 {
+        self.rank[&page]
+    }
+}
+
+/// What the first pass learns about one pid.
+#[derive(Debug)]
+struct ProcPlan {
+    pid: u32,
+    /// The memcg of the pid's first record.
+    memcg: u16,
+    anon_pages: u64,
+    /// Files the pid reaches through a mapping, in order of first use.
+    mmaps: Vec<u32>,
+    records: u64,
+}
+
+/// Everything the first pass over a trace learns.
+#[derive(Debug, Default)]
+struct TracePlan {
+    header: TraceHeader,
+    time_base: u64,
+    /// Pids in order of first appearance; `pid_index` finds them.
+    procs: Vec<ProcPlan>,
+    pid_index: FxHashMap<u32, usize>,
+    /// 1 + the largest page used, per file id.
+    used_pages: BTreeMap<u32, u64>,
+    /// Memcg indexes in order of first use.
+    memcgs_used: Vec<u16>,
+    remaps: BTreeMap<u32, PageRemap>,
+}
+
+/// The distinct pages of the files a pass collects.
+type PageSets = BTreeMap<u32, FxHashSet<u64>>;
+
+impl TracePlan {
+    /// One pass over `source`. Block and object traces (file 0 only) collect file 0's
+    /// distinct pages on the way, as such files are usually sparse; any other file found to
+    /// need compaction costs one more pass.
+    /// `declared`: the trace's declarations when they come with in-memory records (a
+    /// reader's own otherwise).
+    fn learn(
+        source: &ReplaySource,
+        declared: Option<&TraceHeader>,
+    ) -> Result<TracePlan, TraceError> {
+        let mut plan = TracePlan::default();
+        let mut sets = PageSets::new();
+        if source.rebases_time() {
+            sets.insert(trace::block::BLOCK_TRACE_FILE, FxHashSet::default());
+        }
+        let mut reader = source.open()?;
+        let mut time_base = u64::MAX;
+        while let Some(r) = reader.next_record().map_err(|e| source.locate(e))? {
+            time_base = time_base.min(r.time_ns);
+            plan.note(&r);
+            if let PageRef::File { file, page } = r.page {
+                if let Some(set) = sets.get_mut(&file) {
+                    set.insert(page);
+                }
+            }
+        }
+        let header = declared.cloned().unwrap_or_else(|| reader.header());
+        plan.header = header.completed_with_sizes(&plan.used_pages);
+        plan.time_base = if source.rebases_time() && time_base != u64::MAX {
+            time_base
+        } else {
+            0
+        };
+        let huge = plan.huge_files();
+        sets.retain(|file, _| huge.contains(file));
+        let missing: Vec<u32> = huge.into_iter().filter(|f| !sets.contains_key(f)).collect();
+        if !missing.is_empty() {
+            collect_pages(source, &missing, &mut sets)?;
+        }
+        plan.remaps = sets
+            .into_iter()
+            .map(|(file, pages)| (file, PageRemap::from_pages(pages)))
+            .collect();
+        Ok(plan)
+    }
+
+    /// Takes one record into account.
+    fn note(&mut self, r: &TraceRecord) {
+        if !self.memcgs_used.contains(&r.memcg) {
+            self.memcgs_used.push(r.memcg);
+        }
+        let next = self.procs.len();
+        let i = *self.pid_index.entry(r.pid).or_insert(next);
+        if i == next {
+            self.procs.push(ProcPlan {
+                pid: r.pid,
+                memcg: r.memcg,
+                anon_pages: 0,
+                mmaps: Vec::new(),
+                records: 0,
+            });
+        }
+        let proc = &mut self.procs[i];
+        proc.records += 1;
+        match r.page {
+            PageRef::Anon { page } => proc.anon_pages = proc.anon_pages.max(page + 1),
+            PageRef::File { file, page } => {
+                if r.via == Via::Mmap && !proc.mmaps.contains(&file) {
+                    proc.mmaps.push(file);
+                }
+                let used = self.used_pages.entry(file).or_insert(0);
+                *used = (*used).max(page.saturating_add(1));
+            }
+        }
+    }
+
+    /// Declared size or 1 + the largest page used, whichever is larger.
+    fn file_size(&self, id: u32, declared: u64) -> u64 {
+        declared.max(self.used_pages.get(&id).copied().unwrap_or(0))
+    }
+
+    /// Files whose size is above [`MAX_FILE_PAGES`].
+    fn huge_files(&self) -> Vec<u32> {
+        self.header
+            .files
+            .iter()
+            .filter(|(id, size, _)| self.file_size(*id, *size) > MAX_FILE_PAGES)
+            .map(|(id, _, _)| *id)
+            .collect()
+    }
+
+    /// The size a file gets in the replay: its pages used if it is compacted.
+    fn file_pages(&self, id: u32, declared: u64) -> u64 {
+        self.remaps
+            .get(&id)
+            .map_or(self.file_size(id, declared), PageRemap::len)
+    }
+}
+
+/// One more pass, collecting the distinct pages of `files`.
+fn collect_pages(
+    source: &ReplaySource,
+    files: &[u32],
+    sets: &mut PageSets,
+) -> Result<(), TraceError> {
+    for &f in files {
+        sets.insert(f, FxHashSet::default());
+    }
+    let mut reader = source.open()?;
+    while let Some(r) = reader.next_record().map_err(|e| source.locate(e))? {
+        if let PageRef::File { file, page } = r.page {
+            if let Some(set) = sets.get_mut(&file) {
+                set.insert(page);
+            }
+        }
+    }
+    Ok(())
+}
+
+impl TraceHeader {
+    /// [`TraceHeader::completed`] from the largest page used per file instead of the records.
+    fn completed_with_sizes(mut self, used: &BTreeMap<u32, u64>) -> TraceHeader {
+        if !self.memcgs.iter().any(|(index, _)| *index == 0) {
+            self.memcgs.insert(0, (0, "/".to_owned()));
+        }
+        let declared: FxHashSet<u32> = self.files.iter().map(|(id, _, _)| *id).collect();
+        let implicit = used
+            .iter()
+            .filter(|(id, _)| !declared.contains(id))
+            .map(|(&id, &size)| (id, size, None));
+        self.files.extend(implicit);
+        self
+    }
+}
+
+/// The shared state of a replay's threads.
+#[derive(Debug)]
+pub struct Replay {
+    source: ReplaySource,
+    time_base: u64,
+    remaps: BTreeMap<u32, PageRemap>,
+}
+
+/// One thread's part of a replay: the records of one pid.
+#[derive(Clone, Debug)]
+pub struct ReplayStream {
+    replay: Arc<Replay>,
+    pid: u32,
+    /// The pid's records, for progress.
+    pub records: u64,
+}
+
+impl PartialEq for ReplayStream {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.replay, &other.replay) && self.pid == other.pid
+    }
+}
+
+impl ReplayStream {
+    /// The actions of this pid: a `WaitUntil` before every record with a time, then its
+    /// access.
+    pub fn iter(&self) -> ReplayIter {
+        let (reader, error) = match self.replay.source.open() {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        ReplayIter {
+            replay: Arc::clone(&self.replay),
+            reader,
+            pid: self.pid,
+            pending: None,
+            error,
+        }
+    }
+}
+
+/// A thread's replay in progress.
+pub struct ReplayIter {
+    replay: Arc<Replay>,
+    reader: Option<Box<dyn RecordReader>>,
+    pid: u32,
+    pending: Option<Action>,
+    /// Why the replay stopped early (a read error after the first pass succeeded).
+    pub error: Option<String>,
+}
+
+impl ReplayIter {
+    pub fn next_action(&mut self) -> Option<Action> {
+        if let Some(a) = self.pending.take() {
+            return Some(a);
+        }
+        let r = self.next_own_record()?;
+        let page = match r.page {
+            PageRef::File { file, page } => match self.replay.remaps.get(&file) {
+                Some(m) => PageRef::File {
+                    file,
+                    page: m.get(page),
+                },
+                None => r.page,
+            },
+            anon => anon,
+        };
+        let access = Action::Access {
+            page,
+            op: r.op,
+            via: r.via,
+        };
+        let time = r.time_ns - self.replay.time_base;
+        if time > 0 {
+            self.pending = Some(access);
+            return Some(Action::WaitUntil(time));
+        }
+        Some(access)
+    }
+
+    /// The next record of this thread's pid.
+    fn next_own_record(&mut self) -> Option<TraceRecord> {
+        let reader = self.reader.as_mut()?;
+        loop {
+            match reader.next_record() {
+                Ok(Some(r)) if r.pid == self.pid => return Some(r),
+                Ok(Some(_)) => continue,
+                Ok(None) => return None,
+                Err(e) => {
+                    self.error = Some(self.replay.source.locate(e).to_string());
+                    self.reader = None;
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+impl Scenario {
+    /// Builds a scenario that streams a trace file: one process per pid (in the memcg of its
+    /// first record), one thread per process, every record replayed in order at its time (or
+    /// back to back when times are 0). `machine` decides memory, swap and devices; the
+    /// trace's memcgs are added. The file is read once here and once per thread in the run.
+    pub fn from_trace_file(
+        name: &str,
+        machine: MachineConfig,
+        path: &Path,
+        format: &TraceFormat,
+    ) -> Result<Scenario, String> {
+        let source = ReplaySource::File {
+            path: path.to_owned(),
+            format: *format,
+        };
+        let plan = TracePlan::learn(&source, None).map_err(|e| e.to_string())?;
+        replay_scenario(name, machine, plan, source)
+    }
+
+    /// Builds a scenario from a trace already in memory (see [`Scenario::from_trace_file`]);
+    /// `header` holds the trace's declarations.
+    pub fn from_trace(
+        name: &str,
+        machine: MachineConfig,
+        header: &TraceHeader,
+        records: &[TraceRecord],
+    ) -> Result<Scenario, String> {
+        let source = ReplaySource::Memory(records.into());
+        let plan = TracePlan::learn(&source, Some(header)).map_err(|e| e.to_string())?;
+        replay_scenario(name, machine, plan, source)
+    }
+}
+
+/// The scenario of a learned trace.
+fn replay_scenario(
+    name: &str,
+    mut machine: MachineConfig,
+    plan: TracePlan,
+    source: ReplaySource,
+) -> Result<Scenario, String> {
+    let mut memcg_paths = vec!["/".to_string()];
+    for (idx, path) in &plan.header.memcgs {
+        let i = *idx as usize;
+        if memcg_paths.len() <= i {
+            memcg_paths.resize(i + 1, String::new());
+        }
+        memcg_paths[i] = path.clone();
+        if path != "/" && !machine.memcgs.iter().any(|m| &m.path == path) {
+            machine.memcgs.push(crate::machine::MemcgConfig::new(path));
+        }
+    }
+    let memcg_path = |index: u16| {
+        memcg_paths
+            .get(index as usize)
+            .filter(|p| !p.is_empty())
+            .cloned()
+            .ok_or_else(|| format!("trace uses undeclared memcg {index}"))
+    };
+    for &index in &plan.memcgs_used {
+        memcg_path(index)?;
+    }
+    let mut files: Vec<FileSpec> = Vec::new();
+    for (id, declared, _) in &plan.header.files {
+        let i = *id as usize;
+        if files.len() <= i {
+            files.resize(i + 1, FileSpec::new("", 0));
+        }
+        files[i].name = format!("file{id}");
+        files[i].pages = files[i].pages.max(plan.file_pages(*id, *declared));
+    }
+    let procs: Vec<ProcSpec> = plan
+        .procs
+        .iter()
+        .map(|p| {
+            Ok(ProcSpec {
+                name: format!("pid{}", p.pid),
+                memcg: memcg_path(p.memcg)?,
+                anon_pages: p.anon_pages,
+                mmaps: p.mmaps.iter().map(|&f| (f as usize, vm::SHARED)).collect(),
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    let replay = Arc::new(Replay {
+        source,
+        time_base: plan.time_base,
+        remaps: plan.remaps,
+    });
+    let cpus = machine.cpus;
+    let threads = plan
+        .procs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ThreadSpec {
+            proc: i,
+            cpu: i as u32 % cpus,
+            stream: Stream::Replay(ReplayStream {
+                replay: Arc::clone(&replay),
+                pid: p.pid,
+                records: p.records,
+            }),
+        })
+        .collect();
+    Ok(Scenario {
+        name: name.to_string(),
+        description: "trace replay".into(),
+        machine,
+        files,
+        procs,
+        threads,
+    })
+}
