@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod consts;
+pub mod hash;
 pub mod machine;
 pub mod metrics;
 pub mod policy;

@@ -145,14 +145,7 @@ impl SlotTable {
     }
 }
 
-/// The splitmix64 output function (Steele, Lea & Flood 2014): every input bit affects every
-/// output bit, so strided page keys still spread over the buckets.
-pub(crate) fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub(crate) use crate::hash::splitmix64;
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@
 //! Check [`Pattern::validate`] before iterating. Iterating an invalid pattern never panics:
 //! its iterator is simply empty.
 
+use crate::hash::splitmix64;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal, Zipf};
@@ -442,14 +443,6 @@ impl Permutation {
         }
         (l << self.half_bits) | r
     }
-}
-
-/// The splitmix64 output function: a full-avalanche 64-bit mixer.
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustc_hash::{FxHashMap, FxHashSet};
-
 use crate::access::{PageRef, TraceRecord, Via};
+use crate::hash::{MixMap, MixSet};
 use crate::machine::mm::vm;
 use crate::machine::MachineConfig;
 use crate::trace::{self, RecordReader, TraceError, TraceFormat, TraceHeader};
@@ -85,14 +84,14 @@ impl RecordReader for SharedRecords {
 /// between them.
 #[derive(Debug, Default)]
 pub struct PageRemap {
-    rank: FxHashMap<u64, u64>,
+    rank: MixMap<u64, u64>,
 }
 
 impl PageRemap {
-    fn from_pages(pages: FxHashSet<u64>) -> Self {
+    fn from_pages(pages: MixSet<u64>) -> Self {
         let mut sorted: Vec<u64> = pages.into_iter().collect();
         sorted.sort_unstable();
-        let mut rank = FxHashMap::default();
+        let mut rank = MixMap::default();
         rank.reserve(sorted.len());
         rank.extend(sorted.iter().enumerate().map(|(i, &p)| (p, i as u64)));
         PageRemap { rank }
@@ -126,7 +125,7 @@ struct TracePlan {
     time_base: u64,
     /// Pids in order of first appearance; `pid_index` finds them.
     procs: Vec<ProcPlan>,
-    pid_index: FxHashMap<u32, usize>,
+    pid_index: MixMap<u32, usize>,
     /// 1 + the largest page used, per file id.
     used_pages: BTreeMap<u32, u64>,
     /// Memcg indexes in order of first use.
@@ -135,7 +134,7 @@ struct TracePlan {
 }
 
 /// The distinct pages of the files a pass collects.
-type PageSets = BTreeMap<u32, FxHashSet<u64>>;
+type PageSets = BTreeMap<u32, MixSet<u64>>;
 
 impl TracePlan {
     /// One pass over `source`. Block and object traces (file 0 only) collect file 0's
@@ -150,7 +149,7 @@ impl TracePlan {
         let mut plan = TracePlan::default();
         let mut sets = PageSets::new();
         if source.rebases_time() {
-            sets.insert(trace::block::BLOCK_TRACE_FILE, FxHashSet::default());
+            sets.insert(trace::block::BLOCK_TRACE_FILE, MixSet::default());
         }
         let mut reader = source.open()?;
         let mut time_base = u64::MAX;
@@ -243,7 +242,7 @@ fn collect_pages(
     sets: &mut PageSets,
 ) -> Result<(), TraceError> {
     for &f in files {
-        sets.insert(f, FxHashSet::default());
+        sets.insert(f, MixSet::default());
     }
     let mut reader = source.open()?;
     while let Some(r) = reader.next_record().map_err(|e| source.locate(e))? {
@@ -262,7 +261,7 @@ impl TraceHeader {
         if !self.memcgs.iter().any(|(index, _)| *index == 0) {
             self.memcgs.insert(0, (0, "/".to_owned()));
         }
-        let declared: FxHashSet<u32> = self.files.iter().map(|(id, _, _)| *id).collect();
+        let declared: MixSet<u32> = self.files.iter().map(|(id, _, _)| *id).collect();
         let implicit = used
             .iter()
             .filter(|(id, _)| !declared.contains(id))
