@@ -278,11 +278,30 @@ enum Backend {
 /// The capacity a textbook cache gets: the memory the workload could use, i.e. the smallest
 /// memory.max on the way to the root of the first process's memcg, or all memory above the
 /// high watermarks.
-pub fn textbook_capacity(scn: &Scenario, m: &Machine) -> u64 {
+pub fn textbook_capacity(scn: &Scenario) -> u64 {
     if let Some(pages) = scn.machine.cache_pages {
         return pages;
     }
-    kernel_capacity(scn, m)
+    let limit = scn
+        .procs
+        .first()
+        .map_or(u64::MAX, |p| memcg_path_limit(&scn.machine, &p.memcg));
+    scn.machine.pages_above_high().min(limit)
+}
+
+/// The smallest memory.max of a memcg and its ancestors, from the configuration.
+fn memcg_path_limit(cfg: &MachineConfig, path: &str) -> u64 {
+    let mut limit = u64::MAX;
+    let mut path = path;
+    loop {
+        if let Some(c) = cfg.memcgs.iter().find(|c| c.path == path) {
+            limit = limit.min(c.max);
+        }
+        match path.rfind('/') {
+            Some(0) | None => return limit,
+            Some(i) => path = &path[..i],
+        }
+    }
 }
 
 /// The LRU capacity of a kernel policy's machine: the smallest memory.max on the way to the
@@ -310,24 +329,14 @@ pub fn kernel_capacity(scn: &Scenario, m: &Machine) -> u64 {
 /// Returns the kernel policies' capacity (`pages` or a few more, from the watermarks'
 /// rounding). Refused where a memcg limit, not memory, bounds the workload.
 pub fn fit_capacity(scn: &mut Scenario, pages: u64) -> Result<u64, String> {
-    let limited = scn.procs.first().and_then(|p| {
-        let mut path = p.memcg.as_str();
-        loop {
-            let limit = scn.machine.memcgs.iter().find(|c| c.path == path);
-            if limit.is_some_and(|c| c.max != u64::MAX) {
-                return Some(path.to_string());
-            }
-            match path.rfind('/') {
-                Some(0) | None => return None,
-                Some(i) => path = &path[..i],
-            }
+    if let Some(p) = scn.procs.first() {
+        if memcg_path_limit(&scn.machine, &p.memcg) != u64::MAX {
+            return Err(format!(
+                "--cache-pages: a memory.max on memcg {} or above bounds this workload, not \
+                 memory; the capacity cannot be set",
+                p.memcg
+            ));
         }
-    });
-    if let Some(path) = limited {
-        return Err(format!(
-            "--cache-pages: memory.max of memcg {path} bounds this workload, not memory; \
-             the capacity cannot be set"
-        ));
     }
     scn.machine.fit_lru_pages(pages)
 }
@@ -399,6 +408,16 @@ pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunRes
         machine: cfg,
         ..scn.clone()
     };
+    if let PolicySpec::Textbook(kind) = spec {
+        // A textbook cache needs no machine: capacity comes from the configuration.
+        scn_k.validate()?;
+        let cap = textbook_capacity(&scn_k);
+        let backend = Backend::Textbook {
+            cache: Box::new(TextbookCache::new(kind, cap as usize)),
+            cfg: Box::new(scn_k.machine.clone()),
+        };
+        return run_engine(&scn_k, spec, backend, opts);
+    }
     let m = build_machine(&scn_k)?;
     let backend = match spec {
         PolicySpec::Classic(_, walk) => {
@@ -427,18 +446,22 @@ pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunRes
                 pol,
             }
         }
-        PolicySpec::Textbook(kind) => {
-            let cap = textbook_capacity(&scn_k, &m);
-            Backend::Textbook {
-                cache: Box::new(TextbookCache::new(kind, cap as usize)),
-                cfg: Box::new(scn_k.machine.clone()),
-            }
-        }
+        PolicySpec::Textbook(_) => unreachable!("textbook caches run without a machine"),
     };
-    let mut engine = Engine::new(&scn_k, backend, opts.seed);
+    run_engine(&scn_k, spec, backend, opts)
+}
+
+/// Runs the engine of a scenario on a backend to its end.
+fn run_engine(
+    scn: &Scenario,
+    spec: PolicySpec,
+    backend: Backend,
+    opts: &RunOptions,
+) -> Result<RunResult, String> {
+    let mut engine = Engine::new(scn, backend, opts.seed);
     engine.schedule_lru_gen(opts);
     engine.run(opts)?;
-    Ok(engine.result(&scn_k, spec, opts.seed))
+    Ok(engine.result(scn, spec, opts.seed))
 }
 
 struct Engine {
@@ -1223,7 +1246,7 @@ pub fn memcg_results(m: &Machine, pol: &dyn Policy) -> Vec<MemcgResult> {
     let n = m.memcgs.len();
     let mut local = vec![[0u64; 6]; n];
     for f in &m.folios {
-        let slot = match f.owner {
+        let slot = match f.owner() {
             Owner::Anon { .. } => 0,
             Owner::File { .. } => 1,
             _ => continue,

@@ -77,3 +77,17 @@ fn a_memcg_limit_refuses_a_capacity() {
     let err = fit_capacity(&mut scn, 3_000).unwrap_err();
     assert!(err.contains("memory.max"), "{err}");
 }
+
+#[test]
+fn textbook_capacity_from_the_configuration_is_the_machines() {
+    for b in micro::builtins() {
+        let name = b.name;
+        let scn = micro::builtin(name, b.default_scale / 8.0).unwrap();
+        let m = sim::build_machine(&scn).unwrap();
+        assert_eq!(
+            sim::textbook_capacity(&scn),
+            sim::kernel_capacity(&scn, &m),
+            "{name}"
+        );
+    }
+}

@@ -1193,7 +1193,7 @@ fn sort_folio_culls_unevictable_folios() {
         l.evict(min, 0, 1);
         assert!(l.resident(f, 0), "{kernel}");
         assert!(
-            l.has(t, pg::UNEVICTABLE) && l.m.folios[t as usize].gen == 0,
+            l.has(t, pg::UNEVICTABLE) && l.m.folios[t as usize].gen() == 0,
             "{kernel}"
         );
         assert_eq!(l.g().unevictable, 1, "{kernel}");
@@ -1611,7 +1611,7 @@ fn activation_clears_the_references_in_6_12_only() {
         l.drain();
         let pfn = l.page(f, 0);
         assert!(l.has(pfn, pg::REFERENCED), "{kernel}");
-        let refs = l.m.folios[pfn as usize].refs;
+        let refs = l.m.folios[pfn as usize].refs();
         assert!(refs > 0 || l.era != MglruEra::C, "{kernel}: counted");
         l.enter(0);
         l.m.folio_activate(&mut l.pol, pfn);
@@ -1623,7 +1623,7 @@ fn activation_clears_the_references_in_6_12_only() {
             "{kernel}: PG_referenced"
         );
         let want_refs = if cleared { 0 } else { refs };
-        assert_eq!(l.m.folios[pfn as usize].refs, want_refs, "{kernel}: refs");
+        assert_eq!(l.m.folios[pfn as usize].refs(), want_refs, "{kernel}: refs");
         // Active goes to max_seq (6.x), or max_seq - 1 without PG_workingset (7.x).
         let back = (l.era == MglruEra::C && !l.has(pfn, pg::WORKINGSET)) as u64;
         assert_eq!(l.seq(pfn), l.g().max_seq - back, "{kernel}: activated");

@@ -159,11 +159,11 @@ impl Rig {
     /// The generation sequence number a folio's gen bits name.
     fn seq_of(&self, pfn: Pfn) -> u64 {
         let f = &self.m.folios[pfn as usize];
-        assert!(f.gen != 0, "pfn {pfn} is not on a generation list");
+        assert!(f.gen() != 0, "pfn {pfn} is not on a generation list");
         let g = self.p.lruvec(f.memcg, f.node);
         let t = f.is_file_lru() as usize;
         (g.min_seq[t]..=g.max_seq)
-            .find(|s| s % 4 == (f.gen - 1) as u64)
+            .find(|s| s % 4 == (f.gen() - 1) as u64)
             .expect("gen within the window")
     }
     /// Pages of type `t` in generation `seq` of (memcg, node 0).
@@ -881,7 +881,7 @@ fn fg_promotion_promotes_on_refs_overflow_at_access_time() {
         for i in 0..2 {
             let pfn = r.page(f, i);
             assert_eq!(r.seq_of(pfn), 0, "{spec}: not promoted before the overflow");
-            assert_eq!(r.m.folios[pfn as usize].refs, 3);
+            assert_eq!(r.m.folios[pfn as usize].refs(), 3);
         }
         r.read_passes(pid, f, 0..2, 1);
         for i in 0..2 {
@@ -889,11 +889,11 @@ fn fg_promotion_promotes_on_refs_overflow_at_access_time() {
             let fo = r.m.folios[pfn as usize];
             if fg {
                 assert_eq!(r.seq_of(pfn), 1, "{spec}: promoted one generation");
-                assert_eq!(fo.refs, 0, "{spec}: count restarts");
+                assert_eq!(fo.refs(), 0, "{spec}: count restarts");
                 assert!(!fo.test(pg::WORKINGSET), "{spec}");
             } else {
                 assert_eq!(r.seq_of(pfn), 0, "{spec}");
-                assert_eq!(fo.refs, 3, "{spec}");
+                assert_eq!(fo.refs(), 3, "{spec}");
                 assert!(fo.test(pg::WORKINGSET), "{spec}");
             }
         }

@@ -4,7 +4,7 @@ use reclaimlab::access::Via;
 use reclaimlab::consts::Kernel;
 use reclaimlab::machine::{MachineConfig, MemcgConfig, SwapConfig};
 use reclaimlab::metrics::RunResult;
-use reclaimlab::sim::{build_machine, run, textbook_capacity, PolicySpec, RunOptions};
+use reclaimlab::sim::{run, textbook_capacity, PolicySpec, RunOptions};
 use reclaimlab::textbook::TextbookKind;
 use reclaimlab::workload::pattern::Pattern;
 use reclaimlab::workload::{micro, Phase, ProcSpec, Scenario, Stream, Target, ThreadSpec};
@@ -95,7 +95,7 @@ fn hot_set_survives_a_one_off_scan_under_classic_but_not_lru() {
 #[test]
 fn loop_one_page_larger_than_memory_misses_on_every_access_under_lru() {
     let probe = fd_scenario(4096, 1, Pattern::Loop { pages: 1 }, 1);
-    let cap = textbook_capacity(&probe, &build_machine(&probe).unwrap());
+    let cap = textbook_capacity(&probe);
     let pages = cap + 1;
     let scn = fd_scenario(4096, pages, Pattern::Loop { pages }, 5 * pages);
     for kind in [TextbookKind::Lru, TextbookKind::Fifo] {
@@ -119,7 +119,7 @@ fn uniform_random_hit_ratio_is_near_memory_over_footprint() {
     let file = 2 * mem;
     let scn = fd_scenario(mem, file, Pattern::Uniform { pages: file }, 12 * file);
     let r = go(&scn, CLASSIC);
-    let cap = textbook_capacity(&scn, &build_machine(&scn).unwrap()) as f64;
+    let cap = textbook_capacity(&scn) as f64;
     let expected = cap / file as f64;
     // Cold misses (one per page) lower the ratio by at most 1/12 of the accesses.
     assert!(

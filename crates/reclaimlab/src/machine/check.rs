@@ -23,7 +23,7 @@ impl Machine {
     fn check_page_places(&self) -> Result<(), String> {
         let mut on_free = vec![false; self.folios.len()];
         for n in &self.nodes {
-            for &pfn in &n.free {
+            for pfn in n.free.iter() {
                 if std::mem::replace(&mut on_free[pfn as usize], true) {
                     return Err(format!("pfn {pfn} twice on the free lists"));
                 }
@@ -36,14 +36,15 @@ impl Machine {
             }
         }
         for (pfn, f) in self.folios.iter().enumerate() {
-            let free = f.owner == Owner::Free;
+            let free = f.owner() == Owner::Free;
             if free != on_free[pfn] {
                 return Err(format!(
                     "pfn {pfn}: owner {:?} but on free list: {}",
-                    f.owner, on_free[pfn]
+                    f.owner(),
+                    on_free[pfn]
                 ));
             }
-            if free || f.owner == Owner::Zram {
+            if free || f.owner() == Owner::Zram {
                 continue;
             }
             let places =
@@ -61,7 +62,7 @@ impl Machine {
         let zram = self
             .folios
             .iter()
-            .filter(|f| f.owner == Owner::Zram)
+            .filter(|f| f.owner() == Owner::Zram)
             .count();
         if zram != self.swap.zram_frames.len() {
             return Err("zram pool frames miscounted".into());
@@ -80,7 +81,7 @@ impl Machine {
                     Slot::Page(pfn) => {
                         pages += 1;
                         let f = &self.folios[pfn as usize];
-                        if f.owner
+                        if f.owner()
                             != (Owner::File {
                                 file: file.id,
                                 index: idx as u64,
@@ -88,7 +89,8 @@ impl Machine {
                         {
                             return Err(format!(
                                 "file {} slot {idx}: pfn {pfn} owned by {:?}",
-                                file.id, f.owner
+                                file.id,
+                                f.owner()
                             ));
                         }
                         fdirty += f.test(pg::DIRTY) as u64;
@@ -121,7 +123,7 @@ impl Machine {
         }
         self.check_memcg_wb_stats()?;
         for (pfn, f) in self.folios.iter().enumerate() {
-            if let Owner::File { file, index } = f.owner {
+            if let Owner::File { file, index } = f.owner() {
                 if self.files[file as usize].slots[index as usize] != Slot::Page(pfn as u32) {
                     return Err(format!("pfn {pfn} claims file {file} index {index}"));
                 }
@@ -153,7 +155,7 @@ impl Machine {
             }
         }
         for (pfn, f) in self.folios.iter().enumerate() {
-            if maps[pfn] != f.mapcount {
+            if maps[pfn] != u32::from(f.mapcount) {
                 return Err(format!(
                     "pfn {pfn}: mapcount {} but {} PTEs",
                     f.mapcount, maps[pfn]
@@ -169,7 +171,7 @@ impl Machine {
     fn check_memcg_usage(&self) -> Result<(), String> {
         let mut local = vec![0u64; self.memcgs.len()];
         for f in &self.folios {
-            if matches!(f.owner, Owner::Anon { .. } | Owner::File { .. }) {
+            if matches!(f.owner(), Owner::Anon { .. } | Owner::File { .. }) {
                 local[f.memcg as usize] += 1;
             }
         }
@@ -255,13 +257,13 @@ impl Machine {
     fn check_memcg_wb_stats(&self) -> Result<(), String> {
         let mut want = vec![[0u64; 3]; self.memcgs.len()];
         for f in &self.folios {
-            let file = matches!(f.owner, Owner::File { .. });
+            let file = matches!(f.owner(), Owner::File { .. });
             let add = [
                 file as u64,
                 (file && f.test(pg::DIRTY)) as u64,
                 f.test(pg::WRITEBACK) as u64,
             ];
-            if add == [0; 3] || f.owner == Owner::Free {
+            if add == [0; 3] || f.owner() == Owner::Free {
                 continue;
             }
             for c in self.memcg_ancestors(f.memcg) {

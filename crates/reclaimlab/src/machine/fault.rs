@@ -99,16 +99,8 @@ impl Machine {
         let node = self.local_node();
         let pfn = self.alloc_page(pol, node)?;
         let swapbacked = matches!(owner, Owner::Anon { .. });
-        self.folios[pfn as usize] = Folio {
-            flags: if swapbacked { pg::SWAPBACKED } else { 0 },
-            owner,
-            memcg,
-            node: self.folios[pfn as usize].node,
-            gen: 0,
-            refs: 0,
-            mapcount: 0,
-            swap: 0,
-        };
+        let flags = if swapbacked { pg::SWAPBACKED } else { 0 };
+        self.folios[pfn as usize] = Folio::new(owner, memcg, self.folios[pfn as usize].node, flags);
         if !self.try_charge(pol, memcg, 1) {
             if self.ctx.yielded {
                 // The kernel holds the page while the charge sleeps; the model gives it back
@@ -116,10 +108,7 @@ impl Machine {
                 self.vm.sub(Vm::PgAlloc, 1);
             }
             let node = self.folios[pfn as usize].node;
-            self.folios[pfn as usize] = Folio {
-                node,
-                ..Folio::FREE
-            };
+            self.folios[pfn as usize] = Folio::free_on(node);
             self.nodes[node as usize].free.push(pfn);
             return None;
         }
@@ -233,8 +222,8 @@ impl Machine {
         if !cached {
             p.vmas[vma as usize].ptes[index as usize] = Pte::NONE;
         }
-        if let Owner::Anon { .. } = self.folios[pfn as usize].owner {
-            self.folios[pfn as usize].owner = Owner::Anon { pid, vma, index };
+        if let Owner::Anon { .. } = self.folios[pfn as usize].owner() {
+            self.folios[pfn as usize].set_owner(Owner::Anon { pid, vma, index });
         }
         self.map_folio(pid, vma, index, pfn, write);
         // should_try_to_free_swap: a write fault or a fullish swap drops the slot.

@@ -266,7 +266,7 @@ impl Machine {
             &mut self.procs,
             &self.files,
             pfn,
-            folio.owner,
+            folio.owner(),
             |pte, flags, loc, mm_memcg| {
                 if let Some(t) = memcg {
                     if !super::memcg::is_descendant(memcgs, mm_memcg, t) {
@@ -309,7 +309,7 @@ impl Machine {
             &mut self.procs,
             &self.files,
             pfn,
-            folio.owner,
+            folio.owner(),
             |pte, flags, pid| {
                 if flags & vm::LOCKED != 0 {
                     return true;
@@ -340,7 +340,7 @@ impl Machine {
 
     /// `folio_mkclean` on writeback: clear the dirty bit of every PTE mapping the folio.
     pub fn folio_mkclean(&mut self, pfn: Pfn) {
-        let owner = self.folios[pfn as usize].owner;
+        let owner = self.folios[pfn as usize].owner();
         rmap_walk_pids(&mut self.procs, &self.files, pfn, owner, |pte, _, _| {
             pte.mkclean();
             true
@@ -354,17 +354,14 @@ impl Machine {
             !f.test(pg::LRU) && !f.test(pg::IN_BATCH),
             "freeing a listed folio"
         );
-        if f.test(pg::DIRTY) && matches!(f.owner, Owner::File { .. }) {
+        if f.test(pg::DIRTY) && matches!(f.owner(), Owner::File { .. }) {
             self.account_clean(pfn);
         }
-        if f.owner != Owner::Zram {
+        if f.owner() != Owner::Zram {
             self.memcg_uncharge(f.memcg);
         }
         let node = f.node;
-        self.folios[pfn as usize] = super::Folio {
-            node,
-            ..super::Folio::FREE
-        };
+        self.folios[pfn as usize] = super::Folio::free_on(node);
         self.nodes[node as usize].free.push(pfn);
         self.vm.add(Vm::PgFree, 1);
     }
@@ -446,11 +443,11 @@ impl Machine {
             }
             if f.test(pg::WRITEBACK) {
                 // The page is freed when its I/O ends (the bio holds a reference).
-                self.folios[pfn as usize].owner = Owner::Anon {
+                self.folios[pfn as usize].set_owner(Owner::Anon {
                     pid: ORPHAN_PID,
                     vma: 0,
                     index: 0,
-                };
+                });
                 return;
             }
             self.folio_leave_lru(pol, pfn);

@@ -10,6 +10,7 @@ pub mod check;
 pub mod config;
 pub mod counters;
 pub mod fault;
+pub mod freelist;
 pub mod kthreads;
 pub mod lists;
 pub mod lru_batch;
@@ -69,33 +70,137 @@ pub enum Owner {
     Zram,
 }
 
-/// One 4 KiB folio (base pages only; classic-lru.md §10).
+/// One 4 KiB folio (base pages only; classic-lru.md §10), packed into 24 bytes as the
+/// kernel packs `struct page`: the owner's kind shares a half-word with the vma index, and
+/// the MGLRU generation and reference count share a byte (the kernel keeps both in
+/// `folio->flags`, LRU_GEN_MASK and LRU_REFS_MASK).
 #[derive(Clone, Copy, Debug)]
 pub struct Folio {
     pub flags: u32,
-    pub owner: Owner,
-    pub memcg: u16,
-    pub node: u8,
-    /// MGLRU generation and reference bits (unused by the classical LRU).
-    pub gen: u8,
-    pub refs: u8,
-    /// Number of PTEs mapping it.
-    pub mapcount: u32,
+    /// The owner's file id or pid.
+    owner_id: u32,
+    /// The owner's page index (in the file or the vma).
+    owner_index: u32,
     /// Swap slot + 1 when in the swap cache, else 0.
     pub swap: u32,
+    pub memcg: u16,
+    /// The owner's kind (top two bits) and anon vma index (the rest).
+    owner_tag: u16,
+    /// Number of PTEs mapping it (at most [`MAX_MAPPINGS`]).
+    pub mapcount: u16,
+    pub node: u8,
+    /// MGLRU generation + 1 (low nibble, 0: not on an MGLRU list) and reference count (high
+    /// nibble); unused by the classical LRU.
+    gen_refs: u8,
 }
+
+/// Most mappings of one page (`Folio::mapcount`).
+pub const MAX_MAPPINGS: u64 = u16::MAX as u64;
+/// Most vmas of one process (`Owner::Anon::vma`).
+pub const MAX_VMAS: usize = 1 << 14;
+/// Most pages of one file or vma (`Owner::*::index`): 16 TiB.
+pub const MAX_INDEX_PAGES: u64 = 1 << 32;
+
+const TAG_FREE: u16 = 0;
+const TAG_FILE: u16 = 1 << 14;
+const TAG_ANON: u16 = 2 << 14;
+const TAG_ZRAM: u16 = 3 << 14;
+const TAG_KIND: u16 = 3 << 14;
 
 impl Folio {
     const FREE: Folio = Folio {
         flags: 0,
-        owner: Owner::Free,
-        memcg: 0,
-        node: 0,
-        gen: 0,
-        refs: 0,
-        mapcount: 0,
+        owner_id: 0,
+        owner_index: 0,
         swap: 0,
+        memcg: 0,
+        owner_tag: TAG_FREE,
+        mapcount: 0,
+        node: 0,
+        gen_refs: 0,
     };
+
+    /// A folio of `owner` charged to `memcg` on `node`, not yet on any list.
+    pub fn new(owner: Owner, memcg: u16, node: u8, flags: u32) -> Folio {
+        let mut f = Folio {
+            flags,
+            memcg,
+            node,
+            ..Folio::FREE
+        };
+        f.set_owner(owner);
+        f
+    }
+
+    /// A free frame of `node`.
+    pub fn free_on(node: u8) -> Folio {
+        Folio {
+            node,
+            ..Folio::FREE
+        }
+    }
+
+    /// Who holds the folio.
+    #[inline]
+    pub fn owner(&self) -> Owner {
+        match self.owner_tag & TAG_KIND {
+            TAG_FILE => Owner::File {
+                file: self.owner_id,
+                index: self.owner_index.into(),
+            },
+            TAG_ANON => Owner::Anon {
+                pid: self.owner_id,
+                vma: self.owner_tag & !TAG_KIND,
+                index: self.owner_index.into(),
+            },
+            TAG_ZRAM => Owner::Zram,
+            _ => Owner::Free,
+        }
+    }
+
+    /// Hands the folio to `owner` (indexes below [`MAX_INDEX_PAGES`], vmas below
+    /// [`MAX_VMAS`]: the machine refuses larger files and areas when it builds them).
+    #[inline]
+    pub fn set_owner(&mut self, owner: Owner) {
+        let (tag, id, index) = match owner {
+            Owner::Free => (TAG_FREE, 0, 0),
+            Owner::Zram => (TAG_ZRAM, 0, 0),
+            Owner::File { file, index } => (TAG_FILE, file, index),
+            Owner::Anon { pid, vma, index } => {
+                debug_assert!((vma as usize) < MAX_VMAS);
+                (TAG_ANON | (vma & !TAG_KIND), pid, index)
+            }
+        };
+        debug_assert!(index < MAX_INDEX_PAGES);
+        self.owner_tag = tag;
+        self.owner_id = id;
+        self.owner_index = index as u32;
+    }
+
+    /// MGLRU generation + 1, 0 when not on an MGLRU list.
+    #[inline]
+    pub fn gen(&self) -> u8 {
+        self.gen_refs & 0x0f
+    }
+
+    #[inline]
+    pub fn set_gen(&mut self, gen: u8) {
+        debug_assert!(gen <= 0x0f);
+        self.gen_refs = (self.gen_refs & 0xf0) | gen;
+    }
+
+    /// MGLRU reference count (fd accesses beyond the first).
+    #[inline]
+    pub fn refs(&self) -> u8 {
+        self.gen_refs >> 4
+    }
+
+    #[inline]
+    pub fn set_refs(&mut self, refs: u8) {
+        debug_assert!(refs <= 0x0f);
+        self.gen_refs = (self.gen_refs & 0x0f) | (refs << 4);
+    }
+
     #[inline]
     pub fn test(&self, f: u32) -> bool {
         self.flags & f != 0
@@ -122,7 +227,7 @@ impl Folio {
     }
     #[inline]
     pub fn is_anon(&self) -> bool {
-        matches!(self.owner, Owner::Anon { .. })
+        self.owner_tag & TAG_KIND == TAG_ANON
     }
 }
 
@@ -141,7 +246,7 @@ pub struct Node {
     pub id: u8,
     pub first_pfn: Pfn,
     pub nr_pages: u64,
-    pub free: Vec<Pfn>,
+    pub free: freelist::FreeList,
     pub wmark: Watermarks,
     pub kswapd_failures: u32,
     pub kswapd_awake: bool,
@@ -287,8 +392,8 @@ impl Machine {
                 id: i as u8,
                 first_pfn: first as Pfn,
                 nr_pages: pages,
-                // Popped from the end: low pfns are handed out first.
-                free: (first as Pfn..(first + pages) as Pfn).rev().collect(),
+                // Low pfns are handed out first.
+                free: freelist::FreeList::new(first as Pfn, pages as Pfn),
                 wmark: Watermarks::default(),
                 kswapd_failures: 0,
                 kswapd_awake: false,

@@ -137,11 +137,11 @@ impl Machine {
             f.clear(pg::SWAPCACHE);
             if f.mapcount == 0 && !f.test(pg::ISOLATED) {
                 if f.test(pg::WRITEBACK) {
-                    f.owner = Owner::Anon {
+                    f.set_owner(Owner::Anon {
                         pid: super::mm::ORPHAN_PID,
                         vma: 0,
                         index: 0,
-                    };
+                    });
                 } else {
                     self.folio_leave_lru(pol, pfn);
                     self.free_folio(pfn);
@@ -222,7 +222,7 @@ impl Machine {
             let Some(pfn) = self.take_free_page_any() else {
                 return false;
             };
-            self.folios[pfn as usize].owner = Owner::Zram;
+            self.folios[pfn as usize].set_owner(Owner::Zram);
             self.swap.zram_frames.push(pfn);
         }
         self.swap.zram_stored += n;
@@ -240,7 +240,7 @@ impl Machine {
         while self.swap.zram_frames.len() as u64 > need {
             let pfn = self.swap.zram_frames.pop().expect("pool frame");
             let node = self.folios[pfn as usize].node;
-            self.folios[pfn as usize].owner = Owner::Free;
+            self.folios[pfn as usize].set_owner(Owner::Free);
             self.nodes[node as usize].free.push(pfn);
         }
     }

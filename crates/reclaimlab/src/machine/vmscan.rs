@@ -300,7 +300,7 @@ fn remove_mapping(m: &mut Machine, pol: &mut dyn Policy, pfn: Pfn, sc: &ScanCont
     if f.test(pg::DIRTY) || f.mapcount > 0 {
         return false;
     }
-    match f.owner {
+    match f.owner() {
         Owner::File { file, index } => {
             let shadow = pol.workingset_eviction(m, pfn, sc.target_mem_cgroup);
             let fl = &mut m.files[file as usize];

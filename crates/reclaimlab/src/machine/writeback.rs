@@ -64,7 +64,7 @@ impl Machine {
             return false;
         }
         self.folios[pfn as usize].set(pg::DIRTY);
-        if let Owner::File { file, index } = f.owner {
+        if let Owner::File { file, index } = f.owner() {
             self.wb.nr_dirty += 1;
             self.memcg_wb_stat_add(f.memcg, WbStat::Dirty, 1);
             let now = self.now();
@@ -82,7 +82,7 @@ impl Machine {
     /// The dirty counters of a page-cache folio that stops being dirty.
     pub fn account_clean(&mut self, pfn: Pfn) {
         let f = self.folios[pfn as usize];
-        if let Owner::File { file, .. } = f.owner {
+        if let Owner::File { file, .. } = f.owner() {
             self.wb.nr_dirty -= 1;
             self.memcg_wb_stat_add(f.memcg, WbStat::Dirty, -1);
             self.files[file as usize].nr_dirty -= 1;
@@ -340,7 +340,7 @@ impl Machine {
     pub fn folio_start_writeback(&mut self, pfn: Pfn) -> u64 {
         self.folio_mkclean(pfn);
         self.account_clean(pfn);
-        if let Owner::File { file, index } = self.folios[pfn as usize].owner {
+        if let Owner::File { file, index } = self.folios[pfn as usize].owner() {
             self.files[file as usize].dirty_tag.remove(&index);
         }
         let f = &mut self.folios[pfn as usize];
@@ -370,7 +370,7 @@ impl Machine {
             pol.folio_rotate_reclaimable(self, pfn);
         }
         self.folios[pfn as usize].clear(pg::WRITEBACK);
-        if let Owner::Anon { pid, .. } = f.owner {
+        if let Owner::Anon { pid, .. } = f.owner() {
             if pid == super::mm::ORPHAN_PID && !f.test(pg::ISOLATED) {
                 self.folio_leave_lru(pol, pfn);
                 self.free_folio(pfn);

@@ -324,6 +324,7 @@ impl Scenario {
     /// Checks internal references, naming the first problem.
     pub fn validate(&self) -> Result<(), String> {
         self.machine.validate()?;
+        self.validate_sizes()?;
         for p in &self.procs {
             if p.memcg != "/" && !self.machine.memcgs.iter().any(|m| m.path == p.memcg) {
                 return Err(format!(
@@ -386,6 +387,46 @@ impl Scenario {
                     return Err(format!("thread {i}: write_pct {} > 100", ph.write_pct));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Files, anon areas, mappings and vmas within what a folio can record.
+    fn validate_sizes(&self) -> Result<(), String> {
+        use crate::machine::{MAX_INDEX_PAGES, MAX_MAPPINGS, MAX_VMAS};
+        if let Some(f) = self.files.iter().find(|f| f.pages >= MAX_INDEX_PAGES) {
+            return Err(format!(
+                "file '{}' has {} pages; the model holds files below {MAX_INDEX_PAGES} pages (16 TiB)",
+                f.name, f.pages
+            ));
+        }
+        let mut mappings = vec![0u64; self.files.len()];
+        for p in &self.procs {
+            if p.anon_pages >= MAX_INDEX_PAGES {
+                return Err(format!(
+                    "process '{}' has {} anon pages; the model holds areas below {MAX_INDEX_PAGES} pages",
+                    p.name, p.anon_pages
+                ));
+            }
+            if p.mmaps.len() + 1 >= MAX_VMAS {
+                return Err(format!(
+                    "process '{}' maps {} files; at most {} vmas are modelled",
+                    p.name,
+                    p.mmaps.len(),
+                    MAX_VMAS - 1
+                ));
+            }
+            for &(f, _) in &p.mmaps {
+                if let Some(n) = mappings.get_mut(f) {
+                    *n += 1;
+                }
+            }
+        }
+        if let Some(f) = mappings.iter().position(|&n| n > MAX_MAPPINGS) {
+            return Err(format!(
+                "file '{}' is mapped {} times; a page records at most {MAX_MAPPINGS} mappings",
+                self.files[f].name, mappings[f]
+            ));
         }
         Ok(())
     }

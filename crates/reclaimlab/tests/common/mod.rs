@@ -150,18 +150,18 @@ impl Lab {
     }
 
     pub fn refs(&self, pfn: Pfn) -> u8 {
-        self.m.folios[pfn as usize].refs
+        self.m.folios[pfn as usize].refs()
     }
 
     /// The sequence number of the generation a folio is in (from its gen bits).
     pub fn seq(&self, pfn: Pfn) -> u64 {
         let f = &self.m.folios[pfn as usize];
-        assert!(f.gen != 0, "pfn {pfn} is on no generation list");
+        assert!(f.gen() != 0, "pfn {pfn} is on no generation list");
         let lv = self.pol.lruvec(f.memcg, f.node);
         let t = f.is_file_lru() as usize;
         (lv.min_seq[t]..=lv.max_seq)
-            .find(|s| s % MAX_NR_GENS == (f.gen - 1) as u64)
-            .unwrap_or_else(|| panic!("pfn {pfn}: gen {} outside the window", f.gen - 1))
+            .find(|s| s % MAX_NR_GENS == (f.gen() - 1) as u64)
+            .unwrap_or_else(|| panic!("pfn {pfn}: gen {} outside the window", f.gen() - 1))
     }
 
     pub fn nr_gens(&self, t: usize) -> u64 {

@@ -250,12 +250,12 @@ impl Mglru {
     fn folio_lru_refs(&self, f: &crate::machine::Folio) -> u64 {
         if self.era == MglruEra::C {
             if f.test(pg::REFERENCED) {
-                f.refs as u64 + 1
+                f.refs() as u64 + 1
             } else {
                 0
             }
         } else {
-            f.refs as u64 + f.test(pg::WORKINGSET) as u64
+            f.refs() as u64 + f.test(pg::WORKINGSET) as u64
         }
     }
 
@@ -281,13 +281,13 @@ impl Mglru {
         self.era == MglruEra::C
             && f.test(pg::REFERENCED)
             && f.test(pg::WORKINGSET)
-            && f.refs == LRU_REFS_MAX
+            && f.refs() == LRU_REFS_MAX
     }
 
     /// Clears the `LRU_REFS_FLAGS`: the counter and PG_referenced (Era C); Era A/B also
     /// PG_workingset.
     fn clear_refs_flags(&self, f: &mut crate::machine::Folio) {
-        f.refs = 0;
+        f.set_refs(0);
         f.clear(pg::REFERENCED);
         if self.era != MglruEra::C {
             f.clear(pg::WORKINGSET);
@@ -365,11 +365,11 @@ impl Mglru {
         let gen = gen_of(seq);
         let t = f.is_file_lru() as usize;
         let fm = &mut m.folios[pfn as usize];
-        fm.gen = gen + 1;
+        fm.set_gen(gen + 1);
         // 6.12 (6.12.117's lru_gen_add_folio) also clears the refs counter and PG_referenced
         // of a folio added active; 6.1.192 and 7.2 clear only PG_active.
         if self.era == MglruEra::B && fm.test(pg::ACTIVE) {
-            fm.refs = 0;
+            fm.set_refs(0);
             fm.clear(pg::REFERENCED);
         }
         fm.clear(pg::ACTIVE);
@@ -391,13 +391,13 @@ impl Mglru {
             self.lruvecs[lv].unevictable -= 1;
             return;
         }
-        let gen = f.gen - 1;
+        let gen = f.gen() - 1;
         let t = f.is_file_lru() as usize;
         self.lists.remove(pfn);
         self.update_size(lv, t, Some(gen), None);
         let active = !reclaiming && self.gen_is_active(lv, gen);
         let fm = &mut m.folios[pfn as usize];
-        fm.gen = 0;
+        fm.set_gen(0);
         if active {
             fm.set(pg::ACTIVE);
         }
@@ -420,13 +420,13 @@ impl Mglru {
         let f = m.folios[pfn as usize];
         let t = f.is_file_lru() as usize;
         let old_gen = gen_of(self.lruvecs[lv].min_seq[t]);
-        if f.gen != 0 && f.gen - 1 != old_gen {
-            return f.gen - 1;
+        if f.gen() != 0 && f.gen() - 1 != old_gen {
+            return f.gen() - 1;
         }
         let new_gen = (old_gen + 1) % MAX_NR_GENS as u8;
         let mut nf = f;
         self.clear_refs_flags(&mut nf);
-        nf.gen = new_gen + 1;
+        nf.set_gen(new_gen + 1);
         if reclaiming && !self.on(Switch::DropReclaimingArg) {
             nf.set(pg::RECLAIM);
         }
@@ -442,11 +442,11 @@ impl Mglru {
         let f = m.folios[pfn as usize];
         if self.era == MglruEra::C && !f.test(pg::REFERENCED) && !f.test(pg::WORKINGSET) {
             let fm = &mut m.folios[pfn as usize];
-            fm.refs = 0;
+            fm.set_refs(0);
             fm.set(pg::REFERENCED);
             return false;
         }
-        if f.gen == 0 {
+        if f.gen() == 0 {
             if self.era != MglruEra::C {
                 m.folios[pfn as usize].set(pg::REFERENCED);
             }
@@ -454,10 +454,10 @@ impl Mglru {
         }
         let lv = self.lv(f.memcg, f.node);
         let t = f.is_file_lru() as usize;
-        let old = f.gen - 1;
+        let old = f.gen() - 1;
         let fm = &mut m.folios[pfn as usize];
-        fm.gen = gen + 1;
-        fm.refs = 0;
+        fm.set_gen(gen + 1);
+        fm.set_refs(0);
         fm.clear(pg::REFERENCED);
         if self.era == MglruEra::C {
             fm.set(pg::WORKINGSET);
@@ -473,7 +473,7 @@ impl Mglru {
     fn lru_gen_set_refs(&self, m: &mut Machine, pfn: Pfn) -> bool {
         let f = &mut m.folios[pfn as usize];
         if !f.test(pg::REFERENCED) && !f.test(pg::WORKINGSET) {
-            f.refs = 0;
+            f.set_refs(0);
             f.set(pg::REFERENCED);
             return false;
         }
@@ -482,7 +482,7 @@ impl Mglru {
             lru_gen_inc_refs(f);
             return true;
         }
-        f.refs = 0;
+        f.set_refs(0);
         f.clear(pg::REFERENCED);
         f.set(pg::WORKINGSET);
         true
@@ -923,17 +923,17 @@ impl Mglru {
         // 1. unevictable
         if f.test(pg::MLOCKED) || f.test(pg::UNEVICTABLE) {
             self.lists.remove(pfn);
-            self.update_size(lv, t, Some(f.gen - 1), None);
+            self.update_size(lv, t, Some(f.gen() - 1), None);
             let fm = &mut m.folios[pfn as usize];
-            fm.gen = 0;
+            fm.set_gen(0);
             fm.set(pg::UNEVICTABLE);
             self.lruvecs[lv].unevictable += 1;
             m.count(f.memcg, Vm::UnevictablePgsCulled, 1);
             return true;
         }
         // 2. promoted by a page-table walk or look-around
-        if f.gen - 1 != min_gen {
-            self.move_to_gen_list(lv, pfn, f.gen - 1, t, false);
+        if f.gen() - 1 != min_gen {
+            self.move_to_gen_list(lv, pfn, f.gen() - 1, t, false);
             return true;
         }
         // 3. protected tier, or lazily promoted workingset
@@ -941,7 +941,7 @@ impl Mglru {
         let lazy = self.lazily_promoted(&f);
         if tier > tier_idx
             || lazy
-            || (self.era != MglruEra::C && f.refs == LRU_REFS_MAX && f.test(pg::WORKINGSET))
+            || (self.era != MglruEra::C && f.refs() == LRU_REFS_MAX && f.test(pg::WORKINGSET))
         {
             // 6.1.176 counts protection as activation (6.12 does not).
             if self.era == MglruEra::A {
@@ -1000,7 +1000,7 @@ impl Mglru {
         }
         let fm = &mut m.folios[pfn as usize];
         if !fm.test(pg::REFERENCED) {
-            fm.refs = 0;
+            fm.set_refs(0);
             if self.era != MglruEra::C {
                 fm.clear(pg::WORKINGSET);
             }
@@ -1216,7 +1216,7 @@ impl Mglru {
                         || f.test(pg::WRITEBACK)
                     {
                         fm.set(pg::ACTIVE);
-                        fm.refs = 0;
+                        fm.set_refs(0);
                         fm.clear(pg::REFERENCED);
                         fm.clear(pg::WORKINGSET);
                     } else {
@@ -1243,7 +1243,7 @@ impl Mglru {
                 {
                     let fm = &mut m.folios[pfn as usize];
                     fm.set(pg::ACTIVE);
-                    fm.refs = 0;
+                    fm.set_refs(0);
                     fm.clear(pg::REFERENCED);
                 }
                 list[keep] = pfn;
@@ -1748,12 +1748,12 @@ fn lru_gen_inc_refs(f: &mut crate::machine::Folio) {
         return;
     }
     if !f.test(pg::REFERENCED) {
-        f.refs = 0;
+        f.set_refs(0);
         f.set(pg::REFERENCED);
-    } else if f.refs == LRU_REFS_MAX {
+    } else if f.refs() == LRU_REFS_MAX {
         f.set(pg::WORKINGSET);
     } else {
-        f.refs += 1;
+        f.set_refs(f.refs() + 1);
     }
 }
 
@@ -1831,27 +1831,28 @@ impl Policy for Mglru {
         if self.era == MglruEra::C {
             if !f.test(pg::REFERENCED) {
                 let fm = &mut m.folios[pfn as usize];
-                fm.refs = 0;
+                fm.set_refs(0);
                 fm.set(pg::REFERENCED);
                 return;
             }
-            if f.refs == LRU_REFS_MAX {
-                if self.on(Switch::FgPromotion) && f.is_file_lru() && f.gen != 0 {
+            if f.refs() == LRU_REFS_MAX {
+                if self.on(Switch::FgPromotion) && f.is_file_lru() && f.gen() != 0 {
                     self.fg_promote(m, pfn);
                     return;
                 }
                 m.folios[pfn as usize].set(pg::WORKINGSET);
                 return;
             }
-            m.folios[pfn as usize].refs += 1;
+            let refs = m.folios[pfn as usize].refs() + 1;
+            m.folios[pfn as usize].set_refs(refs);
         } else {
             let fm = &mut m.folios[pfn as usize];
             if !fm.test(pg::REFERENCED) {
                 fm.set(pg::REFERENCED);
             } else if !fm.test(pg::WORKINGSET) {
                 fm.set(pg::WORKINGSET);
-            } else if fm.refs < LRU_REFS_MAX {
-                fm.refs += 1;
+            } else if fm.refs() < LRU_REFS_MAX {
+                fm.set_refs(fm.refs() + 1);
             }
         }
     }
@@ -1936,7 +1937,7 @@ impl Policy for Mglru {
                     fm.set(pg::WORKINGSET);
                     m.count(f.memcg, restore_ev, 1);
                 } else {
-                    fm.refs = (refs - 1) as u8;
+                    fm.set_refs((refs - 1) as u8);
                 }
             }
             era => {
@@ -1951,7 +1952,7 @@ impl Policy for Mglru {
                 }
                 if in_fault || refs >= 3 {
                     let fm = &mut m.folios[pfn as usize];
-                    fm.refs = LRU_REFS_MAX;
+                    fm.set_refs(LRU_REFS_MAX);
                     fm.set(pg::WORKINGSET);
                     m.count(f.memcg, restore_ev, 1);
                 }
@@ -2078,29 +2079,31 @@ impl Policy for Mglru {
                         for pfn in self.lists.iter(self.list_id(lv, gen, t)) {
                             let f = &m.folios[pfn as usize];
                             if !f.test(pg::LRU)
-                                || f.gen == 0
+                                || f.gen() == 0
                                 || f.memcg != memcg
                                 || f.node != node
                                 || f.is_file_lru() as usize != t
                             {
                                 return Err(format!(
                                     "pfn {pfn} on gen list {gen}/{t} with flags {:#x} gen {}",
-                                    f.flags, f.gen
+                                    f.flags,
+                                    f.gen()
                                 ));
                             }
                             if f.test(pg::ACTIVE) {
                                 return Err(format!("pfn {pfn} has PG_active on a gen list"));
                             }
-                            let seq_ok = (g.min_seq[t]..=g.max_seq).any(|s| gen_of(s) == f.gen - 1);
+                            let seq_ok =
+                                (g.min_seq[t]..=g.max_seq).any(|s| gen_of(s) == f.gen() - 1);
                             if !seq_ok {
                                 return Err(format!(
                                     "pfn {pfn}: gen {} outside [{}, {}]",
-                                    f.gen - 1,
+                                    f.gen() - 1,
                                     g.min_seq[t],
                                     g.max_seq
                                 ));
                             }
-                            count[(f.gen - 1) as usize][t] += 1;
+                            count[(f.gen() - 1) as usize][t] += 1;
                         }
                     }
                 }
@@ -2125,12 +2128,12 @@ impl Mglru {
         let g = &self.lruvecs[lv];
         let t = FILE;
         let cur = (g.min_seq[t]..=g.max_seq)
-            .find(|&s| gen_of(s) == f.gen - 1)
+            .find(|&s| gen_of(s) == f.gen() - 1)
             .unwrap_or(g.max_seq);
         let new_gen = gen_of((cur + 1).min(g.max_seq));
         let fm = &mut m.folios[pfn as usize];
-        fm.refs = 0;
-        fm.gen = new_gen + 1;
-        self.update_size(lv, t, Some(f.gen - 1), Some(new_gen));
+        fm.set_refs(0);
+        fm.set_gen(new_gen + 1);
+        self.update_size(lv, t, Some(f.gen() - 1), Some(new_gen));
     }
 }

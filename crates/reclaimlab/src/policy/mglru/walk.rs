@@ -115,7 +115,7 @@ fn folio_for(m: &Machine, pfn: Pfn, memcg: u16, node: u8, era: MglruEra, can_swa
         return false;
     }
     if era == MglruEra::C {
-        f.gen != 0 && f.test(pg::LRU)
+        f.gen() != 0 && f.test(pg::LRU)
     } else {
         f.is_file_lru() || can_swap
     }
@@ -368,7 +368,7 @@ fn look_around_one(
             continue;
         };
         young += 1;
-        let gen = m.folios[pfn as usize].gen;
+        let gen = m.folios[pfn as usize].gen();
         if walker {
             p.folio_update_gen(m, pfn, max_gen);
         } else if p.era == MglruEra::C {
