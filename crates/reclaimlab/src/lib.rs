@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod consts;
+pub mod event_queue;
 pub mod hash;
 pub mod machine;
 pub mod metrics;

@@ -12,8 +12,7 @@ use crate::policy::Policy;
 use crate::textbook::{TextbookCache, TextbookKind};
 use crate::workload::{Action, ActionSource, MemcgFile, Scenario, Stream, StreamIter};
 use rand::SeedableRng;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -467,8 +466,7 @@ fn run_engine(
 struct Engine {
     backend: Backend,
     threads: Vec<Thread>,
-    queue: BinaryHeap<Reverse<(u64, u64, Ev)>>,
-    seq: u64,
+    queue: crate::event_queue::EventQueue<Ev>,
     hist: LatencyHist,
     pow2_us: Vec<u64>,
     now: u64,
@@ -566,8 +564,7 @@ impl Engine {
         let mut e = Engine {
             backend,
             threads,
-            queue: BinaryHeap::new(),
-            seq: 0,
+            queue: Default::default(),
             hist: LatencyHist::default(),
             pow2_us: vec![0; 1],
             now: 0,
@@ -614,14 +611,13 @@ impl Engine {
     }
 
     fn push(&mut self, t: u64, ev: Ev) {
-        self.seq += 1;
-        self.queue.push(Reverse((t, self.seq, ev)));
+        self.queue.push(t, ev);
     }
 
     fn run(&mut self, opts: &RunOptions) -> Result<(), String> {
         let mut live = self.threads.iter().filter(|t| !t.daemon).count();
         while live > 0 {
-            let next_task = self.queue.peek().map(|Reverse((t, _, _))| *t);
+            let next_task = self.queue.peek_time();
             let next_kthread = match &self.backend {
                 Backend::Kernel { m, .. } => m.next_kthread_time(),
                 Backend::Textbook { .. } => None,
@@ -643,7 +639,7 @@ impl Engine {
                     m.run_next_kthread_work(pol.as_mut(), t, horizon);
                 }
             } else {
-                let Some(Reverse((t, _, ev))) = self.queue.pop() else {
+                let Some((t, ev)) = self.queue.pop() else {
                     break;
                 };
                 match ev {
@@ -955,7 +951,7 @@ impl Engine {
     /// The time of the next queued task-level event (a task past it yields at the next
     /// preemption point).
     fn next_event_time(&self) -> u64 {
-        self.queue.peek().map_or(u64::MAX, |Reverse((t, _, _))| *t)
+        self.queue.peek_time().unwrap_or(u64::MAX)
     }
 
     /// One access (or its resumption after a yield).

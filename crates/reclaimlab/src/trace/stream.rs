@@ -227,11 +227,19 @@ impl RecordReader for BinaryRecords {
             if let Some(record) = self.pages.next_page() {
                 return Ok(Some(record));
             }
-            if !self.read_record()? {
-                return Ok(None);
-            }
             let len = self.kind.record_bytes();
-            let run = self.kind.decode(&self.record[..len], self.offset)?;
+            // Decode straight from the read buffer; copy only a record that straddles it.
+            let buffered = self.input.fill_buf()?;
+            let run = if buffered.len() >= len {
+                let run = self.kind.decode(&buffered[..len], self.offset)?;
+                self.input.consume(len);
+                run
+            } else {
+                if !self.read_record()? {
+                    return Ok(None);
+                }
+                self.kind.decode(&self.record[..len], self.offset)?
+            };
             self.offset += len as u64;
             if let Some(run) = run {
                 self.pages.start(run);

@@ -41,6 +41,17 @@ impl ReplaySource {
         }
     }
 
+    /// Whether the pages are an object trace's (`obj_id << OBJECT_PAGE_SHIFT`, file 0).
+    fn is_object_trace(&self) -> bool {
+        matches!(
+            self,
+            ReplaySource::File {
+                format: TraceFormat::OracleGeneral,
+                ..
+            }
+        )
+    }
+
     /// Whether times are rebased so that the earliest record is at 0.
     fn rebases_time(&self) -> bool {
         match self {
@@ -79,30 +90,94 @@ impl RecordReader for SharedRecords {
     }
 }
 
-/// Page numbers of a sparse file (an object trace's `obj_id << 20` pages) mapped to their
-/// rank among the pages used, so the replay keeps the order of pages but not the empty space
-/// between them.
-#[derive(Debug, Default)]
-pub struct PageRemap {
-    rank: MixMap<u64, u64>,
+/// How a sparse file's pages are renumbered for the replay; either way the order of pages
+/// is kept, only empty space goes.
+#[derive(Debug)]
+pub enum PageRemap {
+    /// Every page used, by rank among the pages used (found in a hash map).
+    Ranked(MixMap<u64, u64>),
+    /// An object trace whose object ids are dense: object `id`'s page `k` (page
+    /// `id << OBJECT_PAGE_SHIFT | k`) becomes `id * pages_per_object + k`, arithmetic only.
+    Objects { pages_per_object: u64, objects: u64 },
 }
 
 impl PageRemap {
-    fn from_pages(pages: MixSet<u64>) -> Self {
+    fn ranked(pages: MixSet<u64>) -> Self {
         let mut sorted: Vec<u64> = pages.into_iter().collect();
         sorted.sort_unstable();
         let mut rank = MixMap::default();
         rank.reserve(sorted.len());
         rank.extend(sorted.iter().enumerate().map(|(i, &p)| (p, i as u64)));
-        PageRemap { rank }
+        PageRemap::Ranked(rank)
     }
 
+    /// The pages of the renumbered file.
     fn len(&self) -> u64 {
-        self.rank.len() as u64
+        match self {
+            PageRemap::Ranked(rank) => rank.len() as u64,
+            PageRemap::Objects {
+                pages_per_object,
+                objects,
+            } => pages_per_object * objects,
+        }
     }
 
+    #[inline]
     fn get(&self, page: u64) -> u64 {
-        self.rank[&page]
+        match self {
+            PageRemap::Ranked(rank) => rank[&page],
+            PageRemap::Objects {
+                pages_per_object, ..
+            } => (page >> OBJECT_PAGE_SHIFT) * pages_per_object + (page & OBJECT_PAGE_MASK),
+        }
+    }
+}
+
+const OBJECT_PAGE_SHIFT: u32 = trace::oracle::OBJECT_PAGE_SHIFT;
+const OBJECT_PAGE_MASK: u64 = (1 << OBJECT_PAGE_SHIFT) - 1;
+
+/// Object ids an object trace may use for [`PageRemap::Objects`] (a 2 MiB bitmap at most).
+const MAX_DENSE_OBJECTS: u64 = 1 << 24;
+
+/// Whether an object trace's ids are dense enough to number pages by object id: ids below
+/// [`MAX_DENSE_OBJECTS`], and at most four ids per distinct object used (so the file's page
+/// cache stays proportional to the objects used).
+#[derive(Debug, Default)]
+struct ObjectDensity {
+    seen: Vec<u64>,
+    distinct: u64,
+    max_object: u64,
+    max_offset: u64,
+    sparse: bool,
+}
+
+impl ObjectDensity {
+    #[inline]
+    fn note(&mut self, page: u64) {
+        let object = page >> OBJECT_PAGE_SHIFT;
+        self.max_offset = self.max_offset.max(page & OBJECT_PAGE_MASK);
+        if self.sparse || object >= MAX_DENSE_OBJECTS {
+            self.sparse = true;
+            return;
+        }
+        self.max_object = self.max_object.max(object);
+        let (word, bit) = ((object / 64) as usize, object % 64);
+        if word >= self.seen.len() {
+            self.seen.resize((word + 1).next_power_of_two(), 0);
+        }
+        if self.seen[word] & (1 << bit) == 0 {
+            self.seen[word] |= 1 << bit;
+            self.distinct += 1;
+        }
+    }
+
+    /// The remap, if the ids are dense.
+    fn remap(&self) -> Option<PageRemap> {
+        let objects = self.max_object + 1;
+        (!self.sparse && objects <= 4 * self.distinct).then_some(PageRemap::Objects {
+            pages_per_object: self.max_offset + 1,
+            objects,
+        })
     }
 }
 
@@ -147,19 +222,14 @@ impl TracePlan {
         declared: Option<&TraceHeader>,
     ) -> Result<TracePlan, TraceError> {
         let mut plan = TracePlan::default();
-        let mut sets = PageSets::new();
-        if source.rebases_time() {
-            sets.insert(trace::block::BLOCK_TRACE_FILE, MixSet::default());
-        }
         let mut reader = source.open()?;
         let mut time_base = u64::MAX;
+        let mut objects = source.is_object_trace().then(ObjectDensity::default);
         while let Some(r) = reader.next_record().map_err(|e| source.locate(e))? {
             time_base = time_base.min(r.time_ns);
             plan.note(&r);
-            if let PageRef::File { file, page } = r.page {
-                if let Some(set) = sets.get_mut(&file) {
-                    set.insert(page);
-                }
+            if let (Some(o), PageRef::File { page, .. }) = (&mut objects, r.page) {
+                o.note(page);
             }
         }
         let header = declared.cloned().unwrap_or_else(|| reader.header());
@@ -169,16 +239,19 @@ impl TracePlan {
         } else {
             0
         };
-        let huge = plan.huge_files();
-        sets.retain(|file, _| huge.contains(file));
-        let missing: Vec<u32> = huge.into_iter().filter(|f| !sets.contains_key(f)).collect();
-        if !missing.is_empty() {
-            collect_pages(source, &missing, &mut sets)?;
+        let mut huge = plan.huge_files();
+        if let Some(remap) = objects.and_then(|o| o.remap()) {
+            huge.retain(|&f| f != trace::block::BLOCK_TRACE_FILE);
+            plan.remaps.insert(trace::block::BLOCK_TRACE_FILE, remap);
         }
-        plan.remaps = sets
-            .into_iter()
-            .map(|(file, pages)| (file, PageRemap::from_pages(pages)))
-            .collect();
+        let mut sets = PageSets::new();
+        if !huge.is_empty() {
+            collect_pages(source, &huge, &mut sets)?;
+        }
+        plan.remaps.extend(
+            sets.into_iter()
+                .map(|(file, pages)| (file, PageRemap::ranked(pages))),
+        );
         Ok(plan)
     }
 
@@ -227,7 +300,7 @@ impl TracePlan {
             .collect()
     }
 
-    /// The size a file gets in the replay: its pages used if it is compacted.
+    /// The size a file gets in the replay: its renumbered size if it is compacted.
     fn file_pages(&self, id: u32, declared: u64) -> u64 {
         self.remaps
             .get(&id)
