@@ -116,6 +116,18 @@ struct BenchArgs {
     /// Repetitions per cell (the best is reported).
     #[arg(long, default_value_t = 3)]
     reps: u32,
+    /// Also measure memory per simulated page frame of each policy: the peak RSS difference
+    /// between seq-scan on a 4 GiB and on a 1 GiB machine (every frame used), in child
+    /// processes.
+    #[arg(long)]
+    memory: bool,
+    /// Instead of the speed table: wall time per simulated access of each scenario at scales
+    /// 1/64, 1/16, 1/4 and 1 of its size (up to --max-time simulated seconds each).
+    #[arg(long)]
+    scaling: bool,
+    /// With --scaling: simulated seconds per run.
+    #[arg(long, default_value_t = 1.0)]
+    max_time: f64,
 }
 
 #[derive(Args, Clone)]
@@ -752,6 +764,18 @@ fn peak_rss_kib() -> Option<u64> {
 }
 
 fn cmd_bench(a: BenchArgs) -> Result<(), String> {
+    if a.scaling {
+        return bench_scaling(&a);
+    }
+    bench_speed(&a)?;
+    if a.memory {
+        bench_memory(&a)?;
+    }
+    Ok(())
+}
+
+/// Accesses per second of whole runs, best of `reps`.
+fn bench_speed(a: &BenchArgs) -> Result<(), String> {
     println!(
         "{:<12} {:<14} {:>12} {:>14} {:>16}",
         "scenario", "policy", "accesses", "accesses/s", "bytes/sim-page"
@@ -789,6 +813,106 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     }
     if let Some(kib) = peak_rss_kib() {
         println!("peak RSS of this process: {kib} KiB");
+    }
+    Ok(())
+}
+
+/// Peak RSS (KiB) of `reclaimlab ARGS` run as a child process (`wait4`'s ru_maxrss).
+fn child_peak_rss_kib(args: &[&str]) -> Result<u64, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("bench: {e}"))?;
+    let child = std::process::Command::new(exe)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("bench: cannot run a child: {e}"))?;
+    let mut status = 0;
+    // SAFETY: rusage is plain data, zero is a valid value; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child spawned above, which nothing else waits for.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    if pid < 0 || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+        return Err(format!(
+            "bench: child 'reclaimlab {}' failed",
+            args.join(" ")
+        ));
+    }
+    Ok(usage.ru_maxrss as u64)
+}
+
+/// Memory per simulated page frame, two ways, from child processes' peak RSS:
+/// - frames of the machine: the same workload (zipf) on a 4 GiB and a 64 GiB machine
+///   (`--cache-pages`); frames the workload never uses are never touched;
+/// - frames in use: seq-scan on a 1 GiB and a 4 GiB machine, which it fills (its file, twice
+///   the size of memory, adds two page-cache slots per frame).
+fn bench_memory(a: &BenchArgs) -> Result<(), String> {
+    println!(
+        "\n{:<14} {:>22} {:>22} {:>20}",
+        "policy", "B/frame of machine", "B/frame in use", "128 GiB in use (est)"
+    );
+    let gib = |g: u64| g << 18;
+    let seq_pages = |scale: f64| micro::builtin("seq-scan", scale).map(|s| s.machine.total_pages());
+    let (seq_small, seq_large) = (seq_pages(16.0)?, seq_pages(64.0)?);
+    for p in a.policies.split(',') {
+        let p = p.trim();
+        let zipf = |pages: u64| {
+            child_peak_rss_kib(&[
+                "run",
+                "zipf",
+                "--cache-pages",
+                &pages.to_string(),
+                "--policy",
+                p,
+            ])
+        };
+        let seq =
+            |scale: &str| child_peak_rss_kib(&["run", "seq-scan", "--scale", scale, "--policy", p]);
+        let per = |small: u64, large: u64, pages: u64| {
+            (large.saturating_sub(small) * 1024) as f64 / pages as f64
+        };
+        let machine = per(zipf(gib(4))?, zipf(gib(64))?, gib(64) - gib(4));
+        let (r_small, r_large) = (seq("16")?, seq("64")?);
+        let in_use = per(r_small, r_large, seq_large - seq_small);
+        let est = (r_small * 1024) as f64 + in_use * (gib(128) - seq_small) as f64;
+        println!(
+            "{p:<14} {machine:>22.1} {in_use:>22.1} {:>16.2} GiB",
+            est / (1u64 << 30) as f64
+        );
+    }
+    Ok(())
+}
+
+/// Wall time per simulated access at growing scales: flat means cost linear in the work.
+fn bench_scaling(a: &BenchArgs) -> Result<(), String> {
+    println!(
+        "{:<16} {:<14} {:>10} {:>14} {:>10} {:>12}",
+        "scenario", "policy", "scale", "accesses", "wall s", "ns/access"
+    );
+    let max_sim_ns = Some((a.max_time * 1e9) as u64);
+    for name in a.scenarios.split(',') {
+        let name = name.trim();
+        for p in a.policies.split(',') {
+            let spec: PolicySpec = p.trim().parse()?;
+            for scale in [1.0 / 64.0, 1.0 / 16.0, 1.0 / 4.0, 1.0] {
+                let scn = micro::builtin(name, scale)?;
+                let opts = RunOptions {
+                    seed: 1,
+                    max_sim_ns,
+                    ..Default::default()
+                };
+                let start = std::time::Instant::now();
+                let r = run(&scn, spec, &opts)?;
+                let wall = start.elapsed().as_secs_f64();
+                println!(
+                    "{:<16} {:<14} {:>10} {:>14} {:>10.2} {:>12.1}",
+                    name,
+                    spec.to_string(),
+                    format!("1/{}", (1.0 / scale).round()),
+                    r.accesses,
+                    wall,
+                    wall * 1e9 / r.accesses.max(1) as f64
+                );
+            }
+        }
     }
     Ok(())
 }

@@ -341,14 +341,19 @@ pub fn fit_capacity(scn: &mut Scenario, pages: u64) -> Result<u64, String> {
 }
 
 /// Bytes the model keeps per simulated page frame for a scenario and policy: the folio
-/// table, the free lists and the policy's per-frame list links (page tables, page-cache
+/// table and the policy's per-frame list links (page tables, page-cache
 /// slots and swap slots scale with the workload's footprint and are counted separately by
 /// the caller if needed).
 pub fn model_bytes(scn: &Scenario, spec: PolicySpec) -> Result<u64, String> {
+    if let PolicySpec::Textbook(_) = spec {
+        // No machine: a slab entry and (at most half-full) two hash buckets per cached page.
+        scn.validate()?;
+        let per_page = crate::textbook::bytes_per_cached_page();
+        return Ok(textbook_capacity(scn) * per_page);
+    }
     let m = build_machine(scn)?;
     let frames = m.folios.len() as u64;
     let folio = std::mem::size_of::<crate::machine::Folio>() as u64 * frames;
-    let free = 4 * frames;
     let lruvecs = (m.memcgs.len() * m.nr_nodes()) as u64;
     let policy = match spec {
         // prev, next and owner words per frame (machine::Lists).
@@ -369,7 +374,7 @@ pub fn model_bytes(scn: &Scenario, spec: PolicySpec) -> Result<u64, String> {
         .map(|v| v.ptes.len() as u64 * 8)
         .sum();
     let slots: u64 = m.files.iter().map(|f| f.slots.len() as u64 * 16).sum();
-    Ok(folio + free + policy + ptes + slots)
+    Ok(folio + policy + ptes + slots)
 }
 
 /// Builds the machine of a scenario: memcgs, files, processes and their mappings.

@@ -41,13 +41,20 @@ impl Machine {
         let node = self
             .zonelist(preferred)
             .find(|&n| self.zone_watermark_ok(n, mark))?;
-        self.nodes[node as usize].free.pop()
+        self.take_from_node(node)
+    }
+
+    /// Takes a free frame of `node`; the frame's folio records its node (`folio_nid`).
+    fn take_from_node(&mut self, node: u8) -> Option<Pfn> {
+        let pfn = self.nodes[node as usize].free.pop()?;
+        self.folios[pfn as usize].node = node;
+        Some(pfn)
     }
 
     /// Takes any free page, ignoring watermarks (zram's pool allocations dip into reserves).
     pub fn take_free_page_any(&mut self) -> Option<Pfn> {
         let node = (0..self.nodes.len()).find(|&n| !self.nodes[n].free.is_empty())?;
-        self.nodes[node].free.pop()
+        self.take_from_node(node as u8)
     }
 
     /// `wakeup_kswapd`: not if kswapd gave up (16 failures) or the node is balanced.

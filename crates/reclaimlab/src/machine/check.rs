@@ -1,6 +1,7 @@
 //! Invariants of the machine model, checked by property tests and `run --check`: every page is
 //! in exactly one place, counters equal what they count, nothing is lost or duplicated.
 
+use super::lists::Pfn;
 use super::mm::Pte;
 use super::swap::SwapSlot;
 use super::{pg, Machine, Owner, Slot};
@@ -27,6 +28,22 @@ impl Machine {
                 if std::mem::replace(&mut on_free[pfn as usize], true) {
                     return Err(format!("pfn {pfn} twice on the free lists"));
                 }
+                if !(n.first_pfn..n.first_pfn + n.nr_pages as Pfn).contains(&pfn) {
+                    return Err(format!("pfn {pfn} on the free list of node {}", n.id));
+                }
+            }
+        }
+        for n in &self.nodes {
+            let range = n.first_pfn as usize..n.first_pfn as usize + n.nr_pages as usize;
+            let strays = self.folios[range.clone()]
+                .iter()
+                .position(|f| f.owner() != Owner::Free && f.node != n.id);
+            if let Some(i) = strays {
+                let pfn = range.start + i;
+                return Err(format!(
+                    "pfn {pfn} of node {} is a folio of node {}",
+                    n.id, self.folios[pfn].node
+                ));
             }
         }
         let mut batched = vec![0u32; self.folios.len()];

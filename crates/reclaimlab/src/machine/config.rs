@@ -298,6 +298,15 @@ impl MachineConfig {
         if self.watermark_scale_factor == 0 || self.watermark_scale_factor > 3000 {
             return Err("watermark_scale_factor must be in 1..=3000".into());
         }
+        let swap_pages = match &self.swap {
+            SwapConfig::None => 0,
+            SwapConfig::Zram { size_pages, .. } | SwapConfig::Device { size_pages, .. } => {
+                *size_pages
+            }
+        };
+        if swap_pages >= u32::MAX as u64 {
+            return Err("swap too large for the model (max 16 TiB)".into());
+        }
         if let SwapConfig::Zram { compress_ratio, .. } = self.swap {
             if compress_ratio.is_nan() || compress_ratio < 1.0 {
                 return Err("zram compress_ratio must be >= 1".into());

@@ -13,6 +13,10 @@ struct Head {
 }
 
 /// A set of lists sharing one link array; a pfn is on at most one list at a time.
+///
+/// The per-pfn words are stored inverted (`!x`), so that "none" (`NIL`, `u32::MAX`) is 0 and
+/// the arrays are allocated zeroed: the pages of frames that never reach a list are never
+/// touched, and a machine far larger than its workload costs only what the workload uses.
 #[derive(Clone, Debug)]
 pub struct Lists {
     prev: Vec<Pfn>,
@@ -21,12 +25,24 @@ pub struct Lists {
     heads: Vec<Head>,
 }
 
+/// Reads an inverted word.
+#[inline]
+fn get(words: &[u32], pfn: Pfn) -> u32 {
+    !words[pfn as usize]
+}
+
+/// Writes an inverted word.
+#[inline]
+fn put(words: &mut [u32], pfn: Pfn, value: u32) {
+    words[pfn as usize] = !value;
+}
+
 impl Lists {
     pub fn new(nr_pfns: usize, nr_lists: usize) -> Self {
         Lists {
-            prev: vec![NIL; nr_pfns],
-            next: vec![NIL; nr_pfns],
-            owner: vec![u32::MAX; nr_pfns],
+            prev: vec![0; nr_pfns],
+            next: vec![0; nr_pfns],
+            owner: vec![0; nr_pfns],
             heads: vec![
                 Head {
                     head: NIL,
@@ -67,7 +83,7 @@ impl Lists {
     /// The list a pfn is on, if any.
     #[inline]
     pub fn list_of(&self, pfn: Pfn) -> Option<u32> {
-        let o = self.owner[pfn as usize];
+        let o = get(&self.owner, pfn);
         (o != u32::MAX).then_some(o)
     }
     #[inline]
@@ -83,74 +99,74 @@ impl Lists {
     /// The next element towards the tail.
     #[inline]
     pub fn next_of(&self, pfn: Pfn) -> Option<Pfn> {
-        let n = self.next[pfn as usize];
+        let n = get(&self.next, pfn);
         (n != NIL).then_some(n)
     }
     /// The next element towards the head.
     #[inline]
     pub fn prev_of(&self, pfn: Pfn) -> Option<Pfn> {
-        let p = self.prev[pfn as usize];
+        let p = get(&self.prev, pfn);
         (p != NIL).then_some(p)
     }
 
     /// `list_add`: at the head.
     pub fn push_head(&mut self, list: u32, pfn: Pfn) {
         debug_assert!(
-            self.owner[pfn as usize] == u32::MAX,
+            get(&self.owner, pfn) == u32::MAX,
             "pfn {pfn} already listed"
         );
         let h = &mut self.heads[list as usize];
-        self.prev[pfn as usize] = NIL;
-        self.next[pfn as usize] = h.head;
+        put(&mut self.prev, pfn, NIL);
+        put(&mut self.next, pfn, h.head);
         if h.head != NIL {
-            self.prev[h.head as usize] = pfn;
+            put(&mut self.prev, h.head, pfn);
         } else {
             h.tail = pfn;
         }
         h.head = pfn;
         h.len += 1;
-        self.owner[pfn as usize] = list;
+        put(&mut self.owner, pfn, list);
     }
 
     /// `list_add_tail`: at the tail.
     pub fn push_tail(&mut self, list: u32, pfn: Pfn) {
         debug_assert!(
-            self.owner[pfn as usize] == u32::MAX,
+            get(&self.owner, pfn) == u32::MAX,
             "pfn {pfn} already listed"
         );
         let h = &mut self.heads[list as usize];
-        self.next[pfn as usize] = NIL;
-        self.prev[pfn as usize] = h.tail;
+        put(&mut self.next, pfn, NIL);
+        put(&mut self.prev, pfn, h.tail);
         if h.tail != NIL {
-            self.next[h.tail as usize] = pfn;
+            put(&mut self.next, h.tail, pfn);
         } else {
             h.head = pfn;
         }
         h.tail = pfn;
         h.len += 1;
-        self.owner[pfn as usize] = list;
+        put(&mut self.owner, pfn, list);
     }
 
     /// `list_del`.
     pub fn remove(&mut self, pfn: Pfn) {
-        let list = self.owner[pfn as usize];
+        let list = get(&self.owner, pfn);
         debug_assert!(list != u32::MAX, "pfn {pfn} not listed");
-        let (p, n) = (self.prev[pfn as usize], self.next[pfn as usize]);
+        let (p, n) = (get(&self.prev, pfn), get(&self.next, pfn));
         let h = &mut self.heads[list as usize];
         if p != NIL {
-            self.next[p as usize] = n;
+            put(&mut self.next, p, n);
         } else {
             h.head = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            put(&mut self.prev, n, p);
         } else {
             h.tail = p;
         }
         h.len -= 1;
-        self.prev[pfn as usize] = NIL;
-        self.next[pfn as usize] = NIL;
-        self.owner[pfn as usize] = u32::MAX;
+        put(&mut self.prev, pfn, NIL);
+        put(&mut self.next, pfn, NIL);
+        put(&mut self.owner, pfn, u32::MAX);
     }
 
     /// Pops the tail.
@@ -168,7 +184,7 @@ impl Lists {
                 return None;
             }
             let c = cur;
-            cur = self.next[c as usize];
+            cur = get(&self.next, c);
             Some(c)
         })
     }

@@ -17,7 +17,7 @@ pub mod vm {
 }
 
 /// A page-table entry: present (pfn, young, dirty), a swap entry, the shared zero page, or none.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Zeroable)]
 pub struct Pte(u64);
 
 impl Pte {
@@ -108,7 +108,9 @@ impl Vma {
         Vma {
             kind,
             flags,
-            ptes: vec![Pte::NONE; pages as usize],
+            // Zeroed (Pte::NONE): page-table pages never touched cost nothing, as the kernel
+            // allocates a PTE table only on first fault.
+            ptes: bytemuck::zeroed_vec(pages as usize),
             pmd_young: vec![false; pages.div_ceil(PTRS_PER_PTE) as usize],
         }
     }

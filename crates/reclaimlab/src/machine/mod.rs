@@ -73,8 +73,10 @@ pub enum Owner {
 /// One 4 KiB folio (base pages only; classic-lru.md §10), packed into 24 bytes as the
 /// kernel packs `struct page`: the owner's kind shares a half-word with the vma index, and
 /// the MGLRU generation and reference count share a byte (the kernel keeps both in
-/// `folio->flags`, LRU_GEN_MASK and LRU_REFS_MASK).
-#[derive(Clone, Copy, Debug)]
+/// `folio->flags`, LRU_GEN_MASK and LRU_REFS_MASK). All zeroes is a free frame of node 0
+/// ([`Folio::FREE`]), so the folio table is allocated zeroed and frames never used are never
+/// touched.
+#[derive(Clone, Copy, Debug, bytemuck::Zeroable)]
 pub struct Folio {
     pub flags: u32,
     /// The owner's file id or pid.
@@ -405,7 +407,7 @@ impl Machine {
         }
         let ncpu = cfg.cpus as usize;
         let mut m = Machine {
-            folios: vec![Folio::FREE; total as usize],
+            folios: bytemuck::zeroed_vec(total as usize),
             nodes,
             memcgs: Vec::new(),
             procs: Vec::new(),
@@ -602,4 +604,43 @@ impl Machine {
 #[inline]
 pub fn lruvec_index(nr_nodes: usize, memcg: u16, node: u8) -> usize {
     memcg as usize * nr_nodes + node as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zeroed_folio_is_a_free_frame() {
+        let zeroed: Folio = bytemuck::Zeroable::zeroed();
+        assert_eq!(format!("{zeroed:?}"), format!("{:?}", Folio::FREE));
+        assert_eq!(zeroed.owner(), Owner::Free);
+        assert_eq!(std::mem::size_of::<Folio>(), 24);
+    }
+
+    #[test]
+    fn owners_round_trip_through_the_packed_folio() {
+        let owners = [
+            Owner::Free,
+            Owner::Zram,
+            Owner::File {
+                file: u32::MAX,
+                index: MAX_INDEX_PAGES - 1,
+            },
+            Owner::Anon {
+                pid: 7,
+                vma: (MAX_VMAS - 1) as u16,
+                index: 12345,
+            },
+        ];
+        for owner in owners {
+            let mut f = Folio::new(owner, 3, 1, pg::DIRTY);
+            f.set_gen(4);
+            f.set_refs(3);
+            assert_eq!(f.owner(), owner);
+            assert_eq!((f.gen(), f.refs(), f.memcg, f.node), (4, 3, 3, 1));
+            f.set_gen(0);
+            assert_eq!((f.gen(), f.refs()), (0, 3));
+        }
+    }
 }

@@ -26,12 +26,15 @@ pub enum SwapBacking {
 #[derive(Clone, Debug)]
 pub struct Swap {
     pub backing: SwapBacking,
+    /// Every slot handed out so far (slots beyond are free and were never used).
     pub slots: Vec<SwapSlot>,
+    /// `total_swap_pages`.
+    size: u64,
     /// The memcg charged for each slot (`mem_cgroup_swapout` / swap accounting).
     pub slot_memcg: Vec<u16>,
     /// The device (or zram) holds a copy of the slot's data.
     pub on_dev: Vec<bool>,
-    free_slots: Vec<u32>,
+    free_slots: super::freelist::FreeList,
     /// Pages stored in zram and the page frames its pool occupies.
     pub zram_stored: u64,
     pub zram_frames: Vec<Pfn>,
@@ -68,17 +71,20 @@ impl Swap {
         };
         Swap {
             backing,
-            slots: vec![SwapSlot::Free; size as usize],
-            slot_memcg: vec![0; size as usize],
-            on_dev: vec![false; size as usize],
-            free_slots: (0..size as u32).rev().collect(),
+            slots: Vec::new(),
+            size,
+            slot_memcg: Vec::new(),
+            on_dev: Vec::new(),
+            // Low slots first, freed slots again last-in first-out (scan_swap_map's order
+            // in the model); the per-slot arrays grow as slots are first handed out.
+            free_slots: super::freelist::FreeList::new(0, size as u32),
             zram_stored: 0,
             zram_frames: Vec::new(),
         }
     }
     /// `total_swap_pages`.
     pub fn total(&self) -> u64 {
-        self.slots.len() as u64
+        self.size
     }
     /// `get_nr_swap_pages`.
     pub fn nr_free(&self) -> u64 {
@@ -106,6 +112,12 @@ impl Machine {
         let Some(slot) = self.swap.free_slots.pop() else {
             return false;
         };
+        if slot as usize >= self.swap.slots.len() {
+            let n = slot as usize + 1;
+            self.swap.slots.resize(n, SwapSlot::Free);
+            self.swap.slot_memcg.resize(n, 0);
+            self.swap.on_dev.resize(n, false);
+        }
         let memcg = self.folios[pfn as usize].memcg;
         self.swap.slots[slot as usize] = SwapSlot::Cached(pfn);
         self.swap.slot_memcg[slot as usize] = memcg;

@@ -139,6 +139,12 @@ impl CacheStats {
     }
 }
 
+/// Memory per page a full textbook cache holds: its slab entry and two hash buckets (the
+/// table is kept at most half full).
+pub fn bytes_per_cached_page() -> u64 {
+    (std::mem::size_of::<list::Entry>() + 2 * table::BUCKET_BYTES) as u64
+}
+
 /// A fixed-capacity page cache run by one textbook policy. See the module docs for the exact
 /// semantics.
 #[derive(Clone, Debug)]

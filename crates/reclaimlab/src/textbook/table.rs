@@ -20,6 +20,9 @@ struct Bucket {
 
 const EMPTY: Bucket = Bucket { key: 0, slot: NIL };
 
+/// Size of one bucket.
+pub(crate) const BUCKET_BYTES: usize = std::mem::size_of::<Bucket>();
+
 /// Smallest bucket array allocated.
 const MIN_BUCKETS: usize = 16;
 
