@@ -36,12 +36,48 @@ enum Cmd {
     Trace(TraceArgs),
     /// Measure the simulator's own speed (accesses per wall-clock second) and memory.
     Bench(BenchArgs),
+    /// Miss-ratio curve of a trace: textbook LRU exactly from stack distances in one pass
+    /// (optionally SHARDS-sampled), any other policy by a parallel sweep over sizes.
+    Mrc(MrcArgs),
     /// Statistics of columns of numbers (a file or stdin): mean and 95% CI, Jain's index, and
     /// each column's Welch 95% CI of the relative change against the first.
     Stats(StatsArgs),
     /// Replay the validation workloads on real Debian kernels (6.1, 6.12, 7.2) under QEMU, with
     /// MGLRU off and on, and compare the kernels' counters with the model's (fidelity table).
     Validate(ValidateArgs),
+}
+
+#[derive(Args)]
+struct MrcArgs {
+    /// The trace.
+    #[arg(long)]
+    trace: PathBuf,
+    /// Trace format: native, oracleGeneral, vscsi or csv.
+    #[arg(long, default_value = "native")]
+    format: String,
+    /// `lru` (exact, one pass) or any policy (`classic`, `mglru:7.2`, `clock`...: one run per
+    /// size with --cache-pages), comma-separated.
+    #[arg(long, default_value = "lru")]
+    policy: String,
+    /// Cache sizes in pages, comma-separated (default: --points sizes up to the distinct pages).
+    #[arg(long, value_delimiter = ',')]
+    sizes: Vec<u64>,
+    /// Evenly spaced sizes up to the trace's distinct pages, when --sizes is not given.
+    #[arg(long, default_value_t = 20)]
+    points: u64,
+    /// SHARDS fixed-rate spatial sampling (lru only): track pages whose hash falls below this
+    /// rate, in (0, 1].
+    #[arg(long)]
+    sample_rate: Option<f64>,
+    /// With --sample-rate: also compute the exact curve and report the sampling error.
+    #[arg(long)]
+    compare_exact: bool,
+    /// Print JSON instead of CSV.
+    #[arg(long)]
+    json: bool,
+    /// Parallel runs of the policy sweep (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
 }
 
 #[derive(Args)]
@@ -128,6 +164,9 @@ struct BenchArgs {
     /// With --scaling: simulated seconds per run.
     #[arg(long, default_value_t = 1.0)]
     max_time: f64,
+    /// With --scaling: the scales, comma-separated (fractions like 1/64 allowed).
+    #[arg(long, default_value = "1/64,1/16,1/4,1")]
+    scales: String,
 }
 
 #[derive(Args, Clone)]
@@ -281,6 +320,7 @@ fn main() -> ExitCode {
         Cmd::Scenarios => cmd_scenarios(),
         Cmd::Trace(a) => cmd_trace(a),
         Cmd::Bench(a) => cmd_bench(a),
+        Cmd::Mrc(a) => cmd_mrc(a),
         Cmd::Stats(a) => cmd_stats(a),
         Cmd::Validate(a) => cmd_validate(a),
     };
@@ -817,6 +857,211 @@ fn bench_speed(a: &BenchArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// One point of a miss-ratio curve.
+struct MrcPoint {
+    policy: String,
+    cache_pages: u64,
+    misses: u64,
+    accesses: u64,
+}
+
+fn cmd_mrc(a: MrcArgs) -> Result<(), String> {
+    use reclaimlab::mrc::{curve_error, even_sizes, PageKey, Shards, StackDistances};
+    let format: TraceFormat = a.format.parse().map_err(|e| format!("{e}"))?;
+    let policies: Vec<&str> = a.policy.split(',').map(str::trim).collect();
+    let sampled = a.sample_rate.is_some();
+    if sampled && policies != ["lru"] {
+        return Err("--sample-rate samples the exact LRU curve: use it with --policy lru".into());
+    }
+    if a.compare_exact && !sampled {
+        return Err("--compare-exact compares a sampled curve: give --sample-rate".into());
+    }
+    if a.points == 0 {
+        return Err("--points must be at least 1".into());
+    }
+    if a.sizes.contains(&0) {
+        return Err(
+            "--sizes: a cache of 0 pages misses everything; give sizes of at least 1".into(),
+        );
+    }
+    // One pass: exact distances (lru, or the truth for --compare-exact), SHARDS if asked.
+    let need_exact = policies.contains(&"lru") && (!sampled || a.compare_exact);
+    let mut exact = need_exact.then(StackDistances::new);
+    let mut shards = a.sample_rate.map(Shards::new).transpose()?;
+    let mut distinct = reclaimlab::hash::MixSet::default();
+    let mut reader = reclaimlab::trace::open_records(&a.trace, &format)
+        .map_err(|e| e.located(&a.trace).to_string())?;
+    let mut accesses = 0u64;
+    while let Some(r) = reader
+        .next_record()
+        .map_err(|e| e.located(&a.trace).to_string())?
+    {
+        accesses += 1;
+        let key = PageKey::of(&r);
+        if let Some(e) = &mut exact {
+            e.access(key);
+        } else if a.sizes.is_empty() && shards.is_none() {
+            distinct.insert(key);
+        }
+        if let Some(s) = &mut shards {
+            s.access(key);
+        }
+    }
+    let distinct_pages = match (&exact, &shards) {
+        (Some(e), _) => e.distinct(),
+        (None, Some(s)) => s.distinct_estimate(),
+        (None, None) => distinct.len() as u64,
+    };
+    let sizes = if a.sizes.is_empty() {
+        even_sizes(distinct_pages.max(1), a.points)
+    } else {
+        a.sizes.clone()
+    };
+    let mut points = Vec::new();
+    let mut push = |policy: &str, misses: Vec<u64>| {
+        for (&size, m) in sizes.iter().zip(misses) {
+            points.push(MrcPoint {
+                policy: policy.to_string(),
+                cache_pages: size,
+                misses: m,
+                accesses,
+            });
+        }
+    };
+    let mut error = None;
+    if let Some(s) = &shards {
+        let estimate = s.curve(&sizes);
+        if let Some(e) = &exact {
+            error = Some(curve_error(&e.curve(&sizes), &estimate, accesses));
+        }
+        push(&format!("lru (SHARDS {})", s.rate()), estimate);
+    } else if let Some(e) = &exact {
+        push("lru", e.curve(&sizes));
+    }
+    let swept: Vec<&str> = policies
+        .iter()
+        .copied()
+        .filter(|&p| p != "lru" || sampled)
+        .filter(|&p| !(p == "lru" && sampled))
+        .collect();
+    if !swept.is_empty() {
+        for (policy, misses) in mrc_sweep(&a, &format, &swept, &sizes)? {
+            push(&policy, misses);
+        }
+    }
+    print_mrc(&points, error, a.json)
+}
+
+/// Misses of each policy at each size, from one run per (policy, size), in parallel.
+fn mrc_sweep(
+    a: &MrcArgs,
+    format: &TraceFormat,
+    policies: &[&str],
+    sizes: &[u64],
+) -> Result<Vec<(String, Vec<u64>)>, String> {
+    let specs = policies
+        .iter()
+        .map(|p| p.parse::<PolicySpec>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let name = a
+        .trace
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    // One first pass over the trace; each size is a copy with its own machine.
+    let base = Scenario::from_trace_file(
+        &name,
+        reclaimlab::machine::MachineConfig::simple(256),
+        &a.trace,
+        format,
+    )?;
+    let mut scenarios = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        let mut scn = base.clone();
+        reclaimlab::sim::fit_capacity(&mut scn, size)?;
+        scenarios.push(scn);
+    }
+    let jobs: Vec<(usize, usize)> = (0..specs.len())
+        .flat_map(|p| (0..sizes.len()).map(move |s| (p, s)))
+        .collect();
+    let threads = match a.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .clamp(1, jobs.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<u64, String>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(p, s)) = jobs.get(i) else { break };
+                let r = run(&scenarios[s], specs[p], &RunOptions::default()).map(|r| r.misses);
+                *results[i].lock().expect("result slot") = Some(r);
+            });
+        }
+    });
+    let mut flat = results
+        .into_iter()
+        .map(|m| m.into_inner().expect("result slot").expect("every job ran"));
+    specs
+        .iter()
+        .map(|spec| {
+            let misses = sizes
+                .iter()
+                .map(|_| flat.next().expect("job"))
+                .collect::<Result<Vec<u64>, String>>()?;
+            Ok((spec.to_string(), misses))
+        })
+        .collect()
+}
+
+fn print_mrc(points: &[MrcPoint], error: Option<(f64, f64)>, json: bool) -> Result<(), String> {
+    if json {
+        let rows: Vec<serde_json::Value> = points
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "policy": p.policy,
+                    "cache_pages": p.cache_pages,
+                    "misses": p.misses,
+                    "accesses": p.accesses,
+                    "miss_ratio": p.misses as f64 / p.accesses.max(1) as f64,
+                })
+            })
+            .collect();
+        let mut out = serde_json::json!({ "curve": rows });
+        if let Some((mean, max)) = error {
+            out["sampling_error"] = serde_json::json!({"mean_abs": mean, "max_abs": max});
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    println!("policy,cache_pages,misses,accesses,miss_ratio");
+    for p in points {
+        println!(
+            "{},{},{},{},{:.6}",
+            p.policy,
+            p.cache_pages,
+            p.misses,
+            p.accesses,
+            p.misses as f64 / p.accesses.max(1) as f64
+        );
+    }
+    if let Some((mean, max)) = error {
+        eprintln!(
+            "SHARDS error against the exact curve: mean absolute {:.4}%, max {:.4}%",
+            mean * 100.0,
+            max * 100.0
+        );
+    }
+    Ok(())
+}
+
 /// Peak RSS (KiB) of `reclaimlab ARGS` run as a child process (`wait4`'s ru_maxrss).
 fn child_peak_rss_kib(args: &[&str]) -> Result<u64, String> {
     let exe = std::env::current_exe().map_err(|e| format!("bench: {e}"))?;
@@ -881,18 +1126,49 @@ fn bench_memory(a: &BenchArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// A positive number written as a decimal or a fraction (`0.25`, `1/64`).
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    let bad = || format!("'{text}' is not a positive number or fraction such as 1/64");
+    let value = match text.trim().split_once('/') {
+        Some((n, d)) => {
+            let (n, d): (f64, f64) = (
+                n.trim().parse().map_err(|_| bad())?,
+                d.trim().parse().map_err(|_| bad())?,
+            );
+            n / d
+        }
+        None => text.trim().parse().map_err(|_| bad())?,
+    };
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(bad())
+    }
+}
+
 /// Wall time per simulated access at growing scales: flat means cost linear in the work.
 fn bench_scaling(a: &BenchArgs) -> Result<(), String> {
     println!(
         "{:<16} {:<14} {:>10} {:>14} {:>10} {:>12}",
         "scenario", "policy", "scale", "accesses", "wall s", "ns/access"
     );
+    if !(a.max_time.is_finite() && a.max_time > 0.0) {
+        return Err(format!(
+            "--max-time {}: expected a positive number of seconds",
+            a.max_time
+        ));
+    }
     let max_sim_ns = Some((a.max_time * 1e9) as u64);
+    let scales = a
+        .scales
+        .split(',')
+        .map(parse_fraction)
+        .collect::<Result<Vec<f64>, String>>()?;
     for name in a.scenarios.split(',') {
         let name = name.trim();
         for p in a.policies.split(',') {
             let spec: PolicySpec = p.trim().parse()?;
-            for scale in [1.0 / 64.0, 1.0 / 16.0, 1.0 / 4.0, 1.0] {
+            for &scale in &scales {
                 let scn = micro::builtin(name, scale)?;
                 let opts = RunOptions {
                     seed: 1,
@@ -906,7 +1182,11 @@ fn bench_scaling(a: &BenchArgs) -> Result<(), String> {
                     "{:<16} {:<14} {:>10} {:>14} {:>10.2} {:>12.1}",
                     name,
                     spec.to_string(),
-                    format!("1/{}", (1.0 / scale).round()),
+                    if scale >= 1.0 {
+                        format!("{scale}")
+                    } else {
+                        format!("1/{}", (1.0 / scale).round())
+                    },
                     r.accesses,
                     wall,
                     wall * 1e9 / r.accesses.max(1) as f64

@@ -192,3 +192,103 @@ fn cache_pages_sets_the_capacity_and_json_reports_it() {
     let kernel = capacity("classic");
     assert!((4000..=4002).contains(&kernel), "{kernel}");
 }
+
+/// A small native trace written by `reclaimlab trace`, removed when dropped.
+struct TraceFile(std::path::PathBuf);
+
+impl TraceFile {
+    fn zipf(tag: &str) -> Self {
+        let path =
+            std::env::temp_dir().join(format!("reclaimlab-cli-{}-{tag}.trace", std::process::id()));
+        let o = reclaimlab(
+            &[
+                "trace",
+                "zipf",
+                "--scale",
+                "0.25",
+                "-o",
+                path.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        TraceFile(path)
+    }
+}
+
+impl Drop for TraceFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn mrc_points_are_the_runs_at_those_sizes() {
+    let t = TraceFile::zipf("mrc");
+    let path = t.0.to_str().unwrap();
+    let o = reclaimlab(
+        &[
+            "mrc",
+            "--trace",
+            path,
+            "--policy",
+            "lru,classic",
+            "--sizes",
+            "500,1500",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = String::from_utf8(o.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    for row in rows {
+        let policy = if row[0] == "lru" { "lru" } else { "classic" };
+        let o = reclaimlab(
+            &[
+                "run",
+                "--trace",
+                path,
+                "--policy",
+                policy,
+                "--cache-pages",
+                row[1],
+                "--json",
+            ],
+            None,
+        );
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["misses"].as_u64().unwrap().to_string(), row[2], "{row:?}");
+    }
+}
+
+#[test]
+fn mrc_refuses_options_that_would_do_nothing() {
+    let t = TraceFile::zipf("mrc-bad");
+    let path = t.0.to_str().unwrap();
+    for args in [
+        vec![
+            "mrc",
+            "--trace",
+            path,
+            "--policy",
+            "classic",
+            "--sample-rate",
+            "0.1",
+        ],
+        vec!["mrc", "--trace", path, "--compare-exact"],
+        vec!["mrc", "--trace", path, "--sizes", "0,10"],
+        vec!["mrc", "--trace", path, "--sample-rate", "2"],
+        vec!["mrc", "--trace", "/no/such/trace"],
+    ] {
+        let o = reclaimlab(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.starts_with("reclaimlab: error: "), "{args:?}: {e}");
+        assert!(o.stdout.is_empty(), "{args:?}: printed before failing");
+    }
+}

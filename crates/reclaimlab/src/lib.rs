@@ -11,6 +11,7 @@ pub mod event_queue;
 pub mod hash;
 pub mod machine;
 pub mod metrics;
+pub mod mrc;
 pub mod policy;
 pub mod sim;
 pub mod stats;

@@ -55,6 +55,14 @@ impl TraceError {
         }
     }
 
+    /// This error in the named file, unless it names its file already.
+    pub fn located(self, path: impl Into<PathBuf>) -> Self {
+        match self {
+            TraceError::Open { .. } | TraceError::InFile { .. } => self,
+            other => other.in_file(path),
+        }
+    }
+
     pub(crate) fn in_file(self, path: impl Into<PathBuf>) -> Self {
         TraceError::InFile {
             path: path.into(),

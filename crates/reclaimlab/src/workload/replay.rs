@@ -70,10 +70,7 @@ impl ReplaySource {
 }
 
 fn in_file(e: TraceError, path: &Path) -> TraceError {
-    match e {
-        TraceError::Open { .. } | TraceError::InFile { .. } => e,
-        other => other.in_file(path),
-    }
+    e.located(path)
 }
 
 /// In-memory records shared by the threads of a replay.
