@@ -72,17 +72,26 @@ def venv_python(venv: Path) -> Path:
     return python
 
 
+GNU_TIME = Path("/usr/bin/time")
+
+
 def timed(cmd):
-    """Runs cmd; returns (stdout, wall seconds, peak RSS MiB)."""
+    """Runs cmd; returns (stdout, wall seconds, peak RSS MiB).
+
+    The peak RSS comes from GNU time when it is installed: a child forked from this (large)
+    Python process would otherwise report the parent's RSS at the fork as its own peak."""
+    rss_file = CACHE / "bench-rss.txt"
+    wrapped = [str(GNU_TIME), "-f", "%M", "-o", str(rss_file), *map(str, cmd)] if GNU_TIME.exists() else cmd
     start = time.perf_counter()
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(wrapped, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = child.stdout.read()
     err = child.stderr.read()
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(map(str, cmd))}\n{err.decode(errors='replace')}")
-    return out.decode(), wall, usage.ru_maxrss / 1024
+    rss_kib = int(rss_file.read_text().split()[-1]) if GNU_TIME.exists() else usage.ru_maxrss
+    return out.decode(), wall, rss_kib / 1024
 
 
 def zipf_trace(python: Path, requests: int) -> tuple[Path, int]:

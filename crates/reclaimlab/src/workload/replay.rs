@@ -237,6 +237,15 @@ impl TracePlan {
             0
         };
         let mut huge = plan.huge_files();
+        // A block trace's file spans the device's byte range: compact it too when it is
+        // mostly holes (more than four pages of file per page record), so the page cache
+        // follows the pages used, not the device size.
+        let block = trace::block::BLOCK_TRACE_FILE;
+        let records: u64 = plan.procs.iter().map(|p| p.records).sum();
+        let block_pages = plan.used_pages.get(&block).copied().unwrap_or(0);
+        if source.rebases_time() && block_pages > 4 * records && !huge.contains(&block) {
+            huge.push(block);
+        }
         if let Some(remap) = objects.and_then(|o| o.remap()) {
             huge.retain(|&f| f != trace::block::BLOCK_TRACE_FILE);
             plan.remaps.insert(trace::block::BLOCK_TRACE_FILE, remap);
