@@ -186,3 +186,20 @@ fn a_replay_holds_no_records() {
         assert!(r.records > 0);
     }
 }
+
+#[test]
+fn an_anon_page_beyond_what_a_folio_records_is_refused() {
+    let f = TempFile::new(
+        "huge-anon.rtrace",
+        b"# reclaimlab-trace v1\n0 1 0 a 0 18446744073709551615 r m\n",
+    );
+    let scn = Scenario::from_trace_file(
+        "t",
+        MachineConfig::simple(2_048),
+        &f.0,
+        &TraceFormat::Native,
+    )
+    .unwrap();
+    let err = sim::run(&scn, "classic".parse().unwrap(), &RunOptions::default()).unwrap_err();
+    assert!(err.contains("anon pages"), "{err}");
+}

@@ -280,7 +280,7 @@ impl TracePlan {
         let proc = &mut self.procs[i];
         proc.records += 1;
         match r.page {
-            PageRef::Anon { page } => proc.anon_pages = proc.anon_pages.max(page + 1),
+            PageRef::Anon { page } => proc.anon_pages = proc.anon_pages.max(page.saturating_add(1)),
             PageRef::File { file, page } => {
                 if r.via == Via::Mmap && !proc.mmaps.contains(&file) {
                     proc.mmaps.push(file);
