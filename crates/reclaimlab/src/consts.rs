@@ -7,6 +7,10 @@ use std::str::FromStr;
 
 /// `PAGE_SHIFT`: 4 KiB base pages.
 pub const PAGE_SHIFT: u32 = 12;
+/// `MAX_LFS_FILESIZE` on 64-bit kernels (`LLONG_MAX` bytes): no file page lies beyond it.
+pub const MAX_LFS_FILESIZE: u64 = i64::MAX as u64;
+/// Pages a file can have: the page index of `MAX_LFS_FILESIZE`'s last byte, plus one.
+pub const MAX_LFS_PAGES: u64 = (MAX_LFS_FILESIZE >> PAGE_SHIFT) + 1;
 /// `DEF_PRIORITY`: reclaim starts scanning `size >> 12`.
 pub const DEF_PRIORITY: i32 = 12;
 /// `SWAP_CLUSTER_MAX`: the reclaim batch, in pages.
@@ -26,6 +30,9 @@ pub const MIN_FREE_KBYTES_HIGH: u64 = 262_144;
 // Limits of the model itself (no kernel names).
 /// The smallest node the model builds (1 MiB): below it the watermarks leave nothing.
 pub const MIN_NODE_PAGES: u64 = 256;
+/// The latest simulated time a run may reach (2^62 ns, 146 years): trace times, `--max-time`
+/// and lru_gen command times beyond it are refused, so that the clock never wraps.
+pub const MAX_SIM_NS: u64 = 1 << 62;
 /// The largest `--cache-pages` (8 TiB): page frame numbers are 32-bit.
 pub const MAX_CACHE_PAGES: u64 = 1 << 31;
 /// `vm_dirty_ratio` (%).

@@ -8,10 +8,13 @@
 pub mod access;
 pub mod consts;
 pub mod event_queue;
+pub mod fuzzing;
 pub mod hash;
+pub mod host;
 pub mod machine;
 pub mod metrics;
 pub mod mrc;
+pub mod options;
 pub mod policy;
 pub mod sim;
 pub mod stats;

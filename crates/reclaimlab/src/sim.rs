@@ -416,12 +416,15 @@ pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunRes
         // A textbook cache needs no machine: capacity comes from the configuration.
         scn_k.validate()?;
         let cap = textbook_capacity(&scn_k);
+        check_host_memory(&scn_k, Some(cap))?;
         let backend = Backend::Textbook {
             cache: Box::new(TextbookCache::new(kind, cap as usize)),
             cfg: Box::new(scn_k.machine.clone()),
         };
         return run_engine(&scn_k, spec, backend, opts);
     }
+    scn_k.validate()?;
+    check_host_memory(&scn_k, None)?;
     let m = build_machine(&scn_k)?;
     let backend = match spec {
         PolicySpec::Classic(_, walk) => {
@@ -453,6 +456,17 @@ pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunRes
         PolicySpec::Textbook(_) => unreachable!("textbook caches run without a machine"),
     };
     run_engine(&scn_k, spec, backend, opts)
+}
+
+/// Refuses a run whose model would not fit the host's memory, before allocating it.
+fn check_host_memory(scn: &Scenario, textbook: Option<u64>) -> Result<(), String> {
+    let what = format!(
+        "scenario '{}' ({} MiB of simulated memory, {} pages of files and anon areas)",
+        scn.name,
+        scn.machine.total_pages() >> 8,
+        scn.footprint()
+    );
+    crate::host::check_fits(scn.host_bytes(textbook), &what)
 }
 
 /// Runs the engine of a scenario on a backend to its end.
@@ -533,6 +547,7 @@ fn expected_accesses(s: &Stream) -> u64 {
 
 impl Engine {
     fn new(scn: &Scenario, backend: Backend, seed: u64) -> Self {
+        let mut share = crate::workload::ReplayShare::default();
         let threads = scn
             .threads
             .iter()
@@ -543,6 +558,7 @@ impl Engine {
                 src: StreamIter::new(
                     &t.stream,
                     seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+                    &mut share,
                 ),
                 accesses: 0,
                 misses: 0,

@@ -203,3 +203,91 @@ fn an_anon_page_beyond_what_a_folio_records_is_refused() {
     let err = sim::run(&scn, "classic".parse().unwrap(), &RunOptions::default()).unwrap_err();
     assert!(err.contains("anon pages"), "{err}");
 }
+
+fn native_trace(body: &str) -> TempFile {
+    let name = format!("t{}.rtrace", body.len());
+    TempFile::new(&name, format!("# reclaimlab-trace v1\n{body}").as_bytes())
+}
+
+fn from_native(f: &TempFile) -> Result<Scenario, String> {
+    Scenario::from_trace_file(
+        "t",
+        MachineConfig::simple(2_048),
+        &f.0,
+        &TraceFormat::Native,
+    )
+}
+
+#[test]
+fn the_order_of_different_pids_in_the_file_does_not_matter() {
+    // The same records, once interleaved by time and once pid by pid: the threads share one
+    // reader, which must hold one pid's records while the other catches up.
+    let line = |i: u64, pid: u32| format!("{} {pid} 0 f {pid} {} r f\n", i * 10_000, i % 700);
+    let interleaved: String = (0..3_000).flat_map(|i| [line(i, 1), line(i, 2)]).collect();
+    let grouped: String = [1, 2]
+        .iter()
+        .flat_map(|&pid| (0..3_000).map(move |i| line(i, pid)))
+        .collect();
+    let (a, b) = (native_trace(&interleaved), native_trace(&grouped));
+    let (a, b) = (from_native(&a).unwrap(), from_native(&b).unwrap());
+    for policy in ["classic", "mglru:7.2"] {
+        let (ra, rb) = (go(&a, policy), go(&b, policy));
+        assert_eq!(ra.accesses, 6_000);
+        assert_eq!(ra.vmstat, rb.vmstat, "{policy}");
+        assert_eq!(ra.sim_time_ns, rb.sim_time_ns, "{policy}");
+    }
+}
+
+#[test]
+fn sparse_file_ids_cost_one_file_each() {
+    let f = native_trace("0 1 0 f 4294967295 3 r f\n0 1 0 f 7 0 r f\n0 1 0 f 4294967295 3 r f\n");
+    let scn = from_native(&f).unwrap();
+    assert_eq!(scn.files.len(), 2);
+    assert_eq!(scn.files[1].name, "file4294967295");
+    assert_eq!(scn.files[1].pages, 4);
+    let r = go(&scn, "classic");
+    assert_eq!((r.accesses, r.misses), (3, 2));
+}
+
+#[test]
+fn a_time_beyond_the_models_clock_is_refused() {
+    let f = native_trace("0 1 0 f 1 0 r f\n18446744073709551615 1 0 f 1 1 r f\n");
+    let err = from_native(&f).unwrap_err();
+    assert!(
+        err.contains("record 2: time 18446744073709551615 ns"),
+        "{err}"
+    );
+    assert!(err.contains("beyond the model's clock"), "{err}");
+}
+
+#[test]
+fn idle_time_is_skipped_and_dirty_pages_still_written_back() {
+    // A write, 31 years of nothing, another write and a read a minute later: both writes are
+    // written back by the flusher (dirty_expire 30 s), as without the skip.
+    let f = native_trace(
+        "0 1 0 f 1 0 w f\n1000000000000000000 1 0 f 1 1 w f\n1000000060000000000 1 0 f 1 2 r f\n",
+    );
+    let scn = from_native(&f).unwrap();
+    let r = go(&scn, "classic");
+    assert_eq!(r.accesses, 3);
+    assert!(r.sim_time_ns >= 1_000_000_060_000_000_000);
+    assert_eq!(r.vmstat["pgpgout"], 8, "two pages written back (in KiB)");
+}
+
+#[test]
+fn object_pages_are_not_file_pages() {
+    // oracleGeneral pages are `obj_id << 20`: an id of 2^40 is far beyond MAX_LFS_FILESIZE as
+    // a page number but a fine object, renumbered.
+    let f = TempFile::new(
+        "big-id.oracle",
+        &oracle_bytes(&[(0, 1 << 40, 1), (1, 3, 1)]),
+    );
+    let scn = Scenario::from_trace_file(
+        "t",
+        MachineConfig::simple(2_048),
+        &f.0,
+        &TraceFormat::OracleGeneral,
+    )
+    .unwrap();
+    assert_eq!(go(&scn, "lru").accesses, 2);
+}

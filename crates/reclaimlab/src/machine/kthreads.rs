@@ -205,8 +205,14 @@ impl Machine {
             is_flusher: true,
             ..kthread_ctx(at)
         };
-        let next = self.flusher_run();
-        self.queue_flusher(next.max(at + 1));
+        let idle = self.files.iter().all(|f| f.nr_dirty == 0);
+        let mut next = self.flusher_run().max(at + 1);
+        if idle {
+            // Other kernel-thread work may wake a task: skip no further than it either.
+            let others = self.kthreads.next_time().unwrap_or(u64::MAX);
+            next = skip_idle_periods(at, next, self.kthreads.horizon.min(others));
+        }
+        self.queue_flusher(next);
     }
 
     /// The folios whose writeback completion is queued, in completion order (tests).
@@ -254,5 +260,34 @@ fn kthread_ctx(at: u64) -> Ctx {
         now: at,
         pid: u32::MAX,
         ..Ctx::default()
+    }
+}
+
+/// Idle time is free: a flusher run that found nothing dirty would run again every period,
+/// finding nothing each time, until a task can dirty a page at `horizon` (the next task
+/// event or other kernel-thread work; kernel threads dirty nothing). Its next run moves to the last of those periods at or before `horizon`,
+/// which the engine reaches in one step: the same runs that matter, without the empty ones.
+fn skip_idle_periods(at: u64, next: u64, horizon: u64) -> u64 {
+    let period = next - at;
+    if horizon <= next {
+        return next;
+    }
+    at + (horizon - at) / period * period
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skip_idle_periods;
+
+    #[test]
+    fn idle_flusher_periods_are_skipped_up_to_the_horizon() {
+        const S: u64 = 1_000_000_000;
+        // Runs at 5 s would come at 10, 15, 20, 25 s: the last before a task at 27 s is 25 s.
+        assert_eq!(skip_idle_periods(5 * S, 10 * S, 27 * S), 25 * S);
+        // On a period boundary, the run at the boundary stays (kernel threads go first).
+        assert_eq!(skip_idle_periods(5 * S, 10 * S, 30 * S), 30 * S);
+        // Nothing to skip when the horizon is before the next run.
+        assert_eq!(skip_idle_periods(5 * S, 10 * S, 7 * S), 10 * S);
+        assert_eq!(skip_idle_periods(5 * S, 10 * S, u64::MAX) % (5 * S), 0);
     }
 }

@@ -26,6 +26,9 @@ pub enum TraceError {
     /// A binary trace has a bad or truncated record starting at byte `offset`.
     #[error("byte offset {offset}: {problem}")]
     Offset { offset: u64, problem: String },
+    /// A record (1-based, in file order) that no kernel could see.
+    #[error("record {index}: {problem}")]
+    Record { index: u64, problem: String },
     /// A format name or reader specification is not valid.
     #[error("{0}")]
     Spec(String),
@@ -44,6 +47,13 @@ impl TraceError {
     pub(crate) fn line(line: u64, problem: impl Into<String>) -> Self {
         TraceError::Line {
             line,
+            problem: problem.into(),
+        }
+    }
+
+    pub(crate) fn record(index: u64, problem: impl Into<String>) -> Self {
+        TraceError::Record {
+            index,
             problem: problem.into(),
         }
     }

@@ -40,7 +40,7 @@ pub use csv::{read_csv, CsvSpec};
 pub use error::TraceError;
 pub use native::{read_native, write_native, NativeReader, NativeWriter};
 pub use oracle::read_oracle_general;
-pub use stream::{open_records, records_from, MemoryRecords, RecordReader};
+pub use stream::{open_records, records_from, MemoryRecords, RecordReader, READ_BUFFER_BYTES};
 pub use vscsi::{read_vscsi, VscsiTrace, VscsiVersion};
 
 /// What a trace says about its memcgs and files besides the records.

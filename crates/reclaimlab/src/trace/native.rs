@@ -66,6 +66,7 @@ use std::fmt::Write as _;
 use std::io::{BufRead, Write};
 
 use crate::access::{Op, PageRef, TraceRecord, Via};
+use crate::consts::MAX_LFS_PAGES;
 
 use super::text::{parse_uint, LineReader};
 use super::{TraceError, TraceHeader};
@@ -139,6 +140,12 @@ impl Declarations {
         if let Some(name) = name {
             check_text("file name", name)?;
         }
+        if size_pages > MAX_LFS_PAGES {
+            return Err(format!(
+                "file {id} of {size_pages} pages is larger than MAX_LFS_FILESIZE \
+                 ({MAX_LFS_PAGES} pages)"
+            ));
+        }
         let state = self.files.entry(id).or_default();
         if let Some((_, first)) = state.declared {
             return Err(format!("file {id} declared twice (first on line {first})"));
@@ -170,6 +177,14 @@ impl Declarations {
     }
 
     fn use_file(&mut self, file: u32, page: u64, line: u64) -> Result<(), String> {
+        // No file page lies beyond MAX_LFS_FILESIZE (anon areas are checked against the
+        // model's own limit when a scenario is built).
+        if page >= MAX_LFS_PAGES {
+            return Err(format!(
+                "page {page} of file {file} lies beyond MAX_LFS_FILESIZE (page {})",
+                MAX_LFS_PAGES - 1
+            ));
+        }
         let declared_size = match self.last_file {
             Some((last, size)) if last == file => size,
             _ => self.note_use(file, line),

@@ -23,12 +23,19 @@ use super::{csv, oracle, CsvSpec, TraceError, TraceFormat, TraceHeader};
 pub type Input = Box<dyn BufRead + Send>;
 
 /// Size of the read buffer (and of a decompressor's output buffer).
-const READ_BUFFER_BYTES: usize = 1 << 18;
+pub const READ_BUFFER_BYTES: usize = 1 << 18;
 
 /// A trace read one page record at a time.
 pub trait RecordReader: Send {
     /// The next record; `None` at the end of the trace. After an error the reader is done.
     fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError>;
+
+    /// The next record and how many records follow it that differ only in their page, one
+    /// page further each (the rest of a block or object request): a first pass can take a
+    /// request of a million pages in one step. `next_record` continues after them.
+    fn next_run(&mut self) -> Result<Option<(TraceRecord, u64)>, TraceError> {
+        Ok(self.next_record()?.map(|r| (r, 1)))
+    }
 
     /// The declarations read so far (a native trace's `memcg` and `file` lines; nothing for
     /// the libCacheSim formats). Complete once `next_record` has returned `None`.
@@ -139,15 +146,17 @@ impl RunExpander {
         self.next = 0;
     }
 
-    fn next_page(&mut self) -> Option<TraceRecord> {
+    /// The next page's record and up to `max` pages of the run from it (at least one).
+    fn take(&mut self, max: u64) -> Option<(TraceRecord, u64)> {
         let run = self.run?;
         if self.next >= run.pages {
             self.run = None;
             return None;
         }
         let page = run.first_page + self.next;
-        self.next += 1;
-        Some(TraceRecord {
+        let n = (run.pages - self.next).min(max);
+        self.next += n;
+        let record = TraceRecord {
             time_ns: run.time_ns,
             pid: BLOCK_TRACE_PID,
             memcg: 0,
@@ -157,7 +166,8 @@ impl RunExpander {
             },
             op: run.op,
             via: Via::Fd,
-        })
+        };
+        Some((record, n))
     }
 }
 
@@ -223,9 +233,20 @@ impl BinaryRecords {
 
 impl RecordReader for BinaryRecords {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+        Ok(self.next_pages(1)?.map(|(r, _)| r))
+    }
+
+    fn next_run(&mut self) -> Result<Option<(TraceRecord, u64)>, TraceError> {
+        self.next_pages(u64::MAX)
+    }
+}
+
+impl BinaryRecords {
+    /// The next page and up to `max` pages of its request.
+    fn next_pages(&mut self, max: u64) -> Result<Option<(TraceRecord, u64)>, TraceError> {
         loop {
-            if let Some(record) = self.pages.next_page() {
-                return Ok(Some(record));
+            if let Some(run) = self.pages.take(max) {
+                return Ok(Some(run));
             }
             let len = self.kind.record_bytes();
             // Decode straight from the read buffer; copy only a record that straddles it.
@@ -282,9 +303,20 @@ impl CsvRecords {
 
 impl RecordReader for CsvRecords {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+        Ok(self.next_pages(1)?.map(|(r, _)| r))
+    }
+
+    fn next_run(&mut self) -> Result<Option<(TraceRecord, u64)>, TraceError> {
+        self.next_pages(u64::MAX)
+    }
+}
+
+impl CsvRecords {
+    /// The next page and up to `max` pages of its request.
+    fn next_pages(&mut self, max: u64) -> Result<Option<(TraceRecord, u64)>, TraceError> {
         loop {
-            if let Some(record) = self.pages.next_page() {
-                return Ok(Some(record));
+            if let Some(run) = self.pages.take(max) {
+                return Ok(Some(run));
             }
             if !self.lines.advance()? {
                 return Ok(None);

@@ -431,14 +431,60 @@ impl Scenario {
         Ok(())
     }
 
+    /// Host memory the model reserves for this scenario (an estimate from the configuration,
+    /// made before anything is allocated): per frame the folio and the list links, per file
+    /// page a page-cache slot, per mapped page a PTE, per replaying thread a read buffer.
+    /// `textbook`: the capacity of a textbook cache instead of a machine.
+    pub fn host_bytes(&self, textbook: Option<u64>) -> u64 {
+        const FRAME_BYTES: u64 = std::mem::size_of::<crate::machine::Folio>() as u64 + 12;
+        const SLOT_BYTES: u64 = 16;
+        const PTE_BYTES: u64 = 8;
+        let machine = match textbook {
+            Some(cap) => cap.saturating_mul(crate::textbook::bytes_per_cached_page()),
+            None => {
+                let slots = self
+                    .files
+                    .iter()
+                    .map(|f| f.pages)
+                    .fold(0u64, u64::saturating_add);
+                let mapped = self.procs.iter().fold(0u64, |sum, p| {
+                    p.mmaps
+                        .iter()
+                        .filter_map(|&(f, _)| self.files.get(f).map(|f| f.pages))
+                        .fold(sum.saturating_add(p.anon_pages), u64::saturating_add)
+                });
+                self.machine
+                    .total_pages()
+                    .saturating_mul(FRAME_BYTES)
+                    .saturating_add(slots.saturating_mul(SLOT_BYTES))
+                    .saturating_add(mapped.saturating_mul(PTE_BYTES))
+            }
+        };
+        // One reader per replay (its threads share it).
+        let mut replays: Vec<usize> = self
+            .threads
+            .iter()
+            .filter_map(|t| match t.stream.undelayed().0 {
+                Stream::Replay(r) => Some(r.replay_id()),
+                _ => None,
+            })
+            .collect();
+        replays.sort_unstable();
+        replays.dedup();
+        let readers = replays.len() as u64;
+        // A reader and, for a compressed trace, its decompressor.
+        machine.saturating_add(readers * 2 * crate::trace::READ_BUFFER_BYTES as u64)
+    }
+
     /// The total pages the workload can touch (anon areas plus files).
     pub fn footprint(&self) -> u64 {
-        self.procs.iter().map(|p| p.anon_pages).sum::<u64>()
-            + self.files.iter().map(|f| f.pages).sum::<u64>()
+        let anon = self.procs.iter().map(|p| p.anon_pages);
+        anon.chain(self.files.iter().map(|f| f.pages))
+            .fold(0, u64::saturating_add)
     }
 }
 
-pub use replay::MAX_FILE_PAGES;
+pub use replay::{ReplayShare, MAX_FILE_PAGES};
 
 /// Turns a thread's stream into actions, seeded per thread.
 pub struct StreamIter {
@@ -608,9 +654,11 @@ impl ScriptIter {
 }
 
 impl StreamIter {
-    pub fn new(stream: &Stream, seed: u64) -> Self {
+    /// The iterator of one thread's stream; `share` holds the readers the run's replay
+    /// threads share.
+    pub fn new(stream: &Stream, seed: u64, share: &mut replay::ReplayShare) -> Self {
         let (inner, delay, barrier) = stream.unwrapped();
-        let mut it = Self::new_undelayed(inner, seed);
+        let mut it = Self::new_undelayed(inner, seed, share);
         it.barrier = barrier;
         if delay > 0 {
             it.pending.push(Action::Think(delay));
@@ -618,7 +666,7 @@ impl StreamIter {
         it
     }
 
-    fn new_undelayed(stream: &Stream, seed: u64) -> Self {
+    fn new_undelayed(stream: &Stream, seed: u64, share: &mut replay::ReplayShare) -> Self {
         let (phases, rounds, unmap, sleep_ns, actions) = match stream {
             Stream::Phases(p) => (p.clone(), 1, None, 0, Vec::new()),
             Stream::Rounds {
@@ -632,13 +680,13 @@ impl StreamIter {
                 (phases.clone(), u64::MAX, None, *sleep_ns, Vec::new())
             }
             Stream::Script(sc) => {
-                let mut it = Self::new_undelayed(&Stream::Actions(Vec::new()), seed);
+                let mut it = Self::new_undelayed(&Stream::Actions(Vec::new()), seed, share);
                 it.script = Some(ScriptIter::new(sc.clone(), seed));
                 return it;
             }
             Stream::Replay(r) => {
-                let mut it = Self::new_undelayed(&Stream::Actions(Vec::new()), seed);
-                it.replay = Some(r.iter());
+                let mut it = Self::new_undelayed(&Stream::Actions(Vec::new()), seed, share);
+                it.replay = Some(r.iter(share));
                 return it;
             }
             // unwrapped() strips the wrappers: nothing to generate.
@@ -786,6 +834,7 @@ pub fn write_trace<W: std::io::Write>(
     };
     let mut w = crate::trace::NativeWriter::new(out);
     w.write_header(&header)?;
+    let mut share = replay::ReplayShare::default();
     let mut iters: Vec<StreamIter> = scn
         .threads
         .iter()
@@ -794,6 +843,7 @@ pub fn write_trace<W: std::io::Write>(
             StreamIter::new(
                 &t.stream,
                 seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+                &mut share,
             )
         })
         .collect();

@@ -3,11 +3,13 @@
 //! engine one at a time. A replay's memory is proportional to its distinct pages (the page
 //! maps of sparse files), never to its request count.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+
+use std::sync::{Arc, Mutex};
 
 use crate::access::{PageRef, TraceRecord, Via};
+use crate::consts::{MAX_LFS_PAGES, MAX_SIM_NS};
 use crate::hash::{MixMap, MixSet};
 use crate::machine::mm::vm;
 use crate::machine::MachineConfig;
@@ -50,6 +52,19 @@ impl ReplaySource {
                 ..
             }
         )
+    }
+
+    /// The last file page a record may use: a block device's page cache ends at
+    /// `MAX_LFS_FILESIZE` (its `s_maxbytes`). Native traces are checked by their reader, and an
+    /// object trace's pages are its own numbering (`obj_id << 20`, always renumbered).
+    fn max_file_page(&self) -> u64 {
+        match self {
+            ReplaySource::File {
+                format: TraceFormat::Vscsi | TraceFormat::Csv(_),
+                ..
+            } => MAX_LFS_PAGES - 1,
+            _ => u64::MAX,
+        }
     }
 
     /// Whether times are rebased so that the earliest record is at 0.
@@ -149,10 +164,12 @@ struct ObjectDensity {
 }
 
 impl ObjectDensity {
+    /// Notes pages `page..page + n` of one object.
     #[inline]
-    fn note(&mut self, page: u64) {
+    fn note(&mut self, page: u64, n: u64) {
         let object = page >> OBJECT_PAGE_SHIFT;
-        self.max_offset = self.max_offset.max(page & OBJECT_PAGE_MASK);
+        let last = page.wrapping_add(n - 1);
+        self.max_offset = self.max_offset.max(last & OBJECT_PAGE_MASK);
         if self.sparse || object >= MAX_DENSE_OBJECTS {
             self.sparse = true;
             return;
@@ -222,11 +239,19 @@ impl TracePlan {
         let mut reader = source.open()?;
         let mut time_base = u64::MAX;
         let mut objects = source.is_object_trace().then(ObjectDensity::default);
-        while let Some(r) = reader.next_record().map_err(|e| source.locate(e))? {
+        let mut index = 0u64;
+        let mut latest = (0u64, 0u64);
+        let max_file_page = source.max_file_page();
+        while let Some((r, n)) = reader.next_run().map_err(|e| source.locate(e))? {
+            index += 1;
             time_base = time_base.min(r.time_ns);
-            plan.note(&r);
+            if r.time_ns > latest.0 {
+                latest = (r.time_ns, index);
+            }
+            plan.note(&r, n, max_file_page)
+                .map_err(|problem| source.locate(TraceError::record(index, problem)))?;
             if let (Some(o), PageRef::File { page, .. }) = (&mut objects, r.page) {
-                o.note(page);
+                o.note(page, n);
             }
         }
         let header = declared.cloned().unwrap_or_else(|| reader.header());
@@ -236,6 +261,15 @@ impl TracePlan {
         } else {
             0
         };
+        if latest.0 - plan.time_base > MAX_SIM_NS {
+            let problem = format!(
+                "time {} ns lies {} ns after the trace's start, beyond the model's clock \
+                 ({MAX_SIM_NS} ns, 146 years)",
+                latest.0,
+                latest.0 - plan.time_base
+            );
+            return Err(source.locate(TraceError::record(latest.1, problem)));
+        }
         let mut huge = plan.huge_files();
         // A block trace's file spans the device's byte range: compact it too when it is
         // mostly holes (more than four pages of file per page record), so the page cache
@@ -261,8 +295,17 @@ impl TracePlan {
         Ok(plan)
     }
 
-    /// Takes one record into account.
-    fn note(&mut self, r: &TraceRecord) {
+    /// Takes a record and the `n - 1` records of the next pages of its request into account;
+    /// refuses a file page beyond `max_file_page`.
+    fn note(&mut self, r: &TraceRecord, n: u64, max_file_page: u64) -> Result<(), String> {
+        if let PageRef::File { page, .. } = r.page {
+            let last = page.saturating_add(n - 1);
+            if last > max_file_page {
+                return Err(format!(
+                    "file page {last} lies beyond MAX_LFS_FILESIZE (page {max_file_page})"
+                ));
+            }
+        }
         if !self.memcgs_used.contains(&r.memcg) {
             self.memcgs_used.push(r.memcg);
         }
@@ -278,17 +321,18 @@ impl TracePlan {
             });
         }
         let proc = &mut self.procs[i];
-        proc.records += 1;
+        proc.records += n;
         match r.page {
-            PageRef::Anon { page } => proc.anon_pages = proc.anon_pages.max(page.saturating_add(1)),
+            PageRef::Anon { page } => proc.anon_pages = proc.anon_pages.max(page.saturating_add(n)),
             PageRef::File { file, page } => {
                 if r.via == Via::Mmap && !proc.mmaps.contains(&file) {
                     proc.mmaps.push(file);
                 }
                 let used = self.used_pages.entry(file).or_insert(0);
-                *used = (*used).max(page.saturating_add(1));
+                *used = (*used).max(page.saturating_add(n));
             }
         }
+        Ok(())
     }
 
     /// Declared size or 1 + the largest page used, whichever is larger.
@@ -323,11 +367,25 @@ fn collect_pages(
     for &f in files {
         sets.insert(f, MixSet::default());
     }
+    // A set holds a page in 8 bytes at a load of at least 7/16 after growing (hashbrown), and
+    // the ranked map built from it 16 bytes at the same load.
+    const BYTES_PER_PAGE: u64 = 8 * 16 / 7 + 16 * 16 / 7;
+    let budget = crate::host::available_bytes().map_or(u64::MAX, |b| b / 4 * 3);
     let mut reader = source.open()?;
-    while let Some(r) = reader.next_record().map_err(|e| source.locate(e))? {
+    let mut distinct = 0u64;
+    while let Some((r, n)) = reader.next_run().map_err(|e| source.locate(e))? {
         if let PageRef::File { file, page } = r.page {
             if let Some(set) = sets.get_mut(&file) {
-                set.insert(page);
+                distinct += (0..n)
+                    .map(|k| u64::from(set.insert(page.wrapping_add(k))))
+                    .sum::<u64>();
+                if distinct * BYTES_PER_PAGE > budget {
+                    return Err(source.locate(TraceError::Spec(format!(
+                        "more than {distinct} distinct pages in sparse files: renumbering them \
+                         needs more than the {} of memory this process may still use",
+                        crate::host::mib(budget)
+                    ))));
+                }
             }
         }
     }
@@ -350,12 +408,45 @@ impl TraceHeader {
     }
 }
 
+/// How a trace's file ids become the scenario's file indexes: as they are when they are
+/// dense, else by rank, so that the scenario's files follow the ids used, not their values.
+#[derive(Debug)]
+enum FileIds {
+    Raw,
+    Ranked(MixMap<u32, u32>),
+}
+
+impl FileIds {
+    /// Ids are kept when the largest is below twice their number (plus a little).
+    fn of(ids: &[u32]) -> Self {
+        let max = ids.iter().copied().max().map_or(0, u64::from);
+        if max < 2 * ids.len() as u64 + 64 {
+            return FileIds::Raw;
+        }
+        let mut sorted = ids.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        FileIds::Ranked(sorted.iter().zip(0..).map(|(&id, i)| (id, i)).collect())
+    }
+
+    #[inline]
+    fn index(&self, id: u32) -> u32 {
+        match self {
+            FileIds::Raw => id,
+            FileIds::Ranked(rank) => rank[&id],
+        }
+    }
+}
+
 /// The shared state of a replay's threads.
 #[derive(Debug)]
 pub struct Replay {
     source: ReplaySource,
     time_base: u64,
     remaps: BTreeMap<u32, PageRemap>,
+    file_ids: FileIds,
+    /// Pids in order of first appearance (a thread's `slot` indexes it).
+    pid_slots: MixMap<u32, u32>,
 }
 
 /// One thread's part of a replay: the records of one pid.
@@ -363,8 +454,17 @@ pub struct Replay {
 pub struct ReplayStream {
     replay: Arc<Replay>,
     pid: u32,
+    /// The pid's rank among the replay's pids.
+    slot: u32,
     /// The pid's records, for progress.
     pub records: u64,
+}
+
+impl ReplayStream {
+    /// Which replay this is, to count the readers of a run (one per replay).
+    pub fn replay_id(&self) -> usize {
+        Arc::as_ptr(&self.replay) as usize
+    }
 }
 
 impl PartialEq for ReplayStream {
@@ -373,18 +473,124 @@ impl PartialEq for ReplayStream {
     }
 }
 
-impl ReplayStream {
-    /// The actions of this pid: a `WaitUntil` before every record with a time, then its
-    /// access.
-    pub fn iter(&self) -> ReplayIter {
-        let (reader, error) = match self.replay.source.open() {
+/// The readers of one run's replays. A replay of one pid reads its trace on its own; the
+/// threads of a replay of several pids share one reader, which hands each pid's records to
+/// its thread and keeps those read ahead of their thread: the trace is read once per run,
+/// not once per thread.
+#[derive(Default)]
+pub struct ReplayShare {
+    demuxes: Vec<(Arc<Replay>, Arc<Mutex<Demux>>)>,
+}
+
+impl ReplayShare {
+    fn demux(&mut self, replay: &Arc<Replay>) -> Arc<Mutex<Demux>> {
+        if let Some((_, d)) = self.demuxes.iter().find(|(r, _)| Arc::ptr_eq(r, replay)) {
+            return Arc::clone(d);
+        }
+        let d = Arc::new(Mutex::new(Demux::open(replay)));
+        self.demuxes.push((Arc::clone(replay), Arc::clone(&d)));
+        d
+    }
+}
+
+/// One reader of a replay of several pids, and the records read ahead, per pid.
+struct Demux {
+    reader: Option<Box<dyn RecordReader>>,
+    queues: Vec<VecDeque<TraceRecord>>,
+    buffered: u64,
+    /// Records that may wait in the queues (from the host's memory).
+    max_buffered: u64,
+    error: Option<String>,
+}
+
+impl Demux {
+    fn open(replay: &Replay) -> Demux {
+        let (reader, error) = match replay.source.open() {
             Ok(r) => (Some(r), None),
             Err(e) => (None, Some(e.to_string())),
         };
+        let record = std::mem::size_of::<TraceRecord>() as u64;
+        Demux {
+            reader,
+            queues: (0..replay.pid_slots.len())
+                .map(|_| VecDeque::new())
+                .collect(),
+            buffered: 0,
+            max_buffered: crate::host::available_bytes().map_or(u64::MAX, |b| b / 4 / record),
+            error,
+        }
+    }
+
+    /// The next record of the pid in `slot`, reading ahead as far as needed.
+    fn next_for(&mut self, replay: &Replay, slot: u32) -> Result<Option<TraceRecord>, String> {
+        if let Some(r) = self.queues[slot as usize].pop_front() {
+            self.buffered -= 1;
+            return Ok(Some(r));
+        }
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        while let Some(reader) = self.reader.as_mut() {
+            match reader.next_record() {
+                Ok(Some(r)) => {
+                    let s = replay.pid_slots[&r.pid];
+                    if s == slot {
+                        return Ok(Some(r));
+                    }
+                    self.queues[s as usize].push_back(r);
+                    self.buffered += 1;
+                    if self.buffered > self.max_buffered {
+                        self.fail(format!(
+                            "pid {} is more than {} records behind the others; sort the \
+                             trace by time",
+                            r.pid, self.max_buffered
+                        ));
+                    }
+                }
+                Ok(None) => self.reader = None,
+                Err(e) => self.fail(replay.source.locate(e).to_string()),
+            }
+            if let Some(e) = &self.error {
+                return Err(e.clone());
+            }
+        }
+        Ok(None)
+    }
+
+    fn fail(&mut self, error: String) {
+        self.error = Some(error);
+        self.reader = None;
+    }
+}
+
+/// Where a thread's records come from.
+enum Feed {
+    Own(Box<dyn RecordReader>),
+    Shared(Arc<Mutex<Demux>>),
+    Done,
+}
+
+impl ReplayStream {
+    /// The actions of this pid: a `WaitUntil` before every record with a time, then its
+    /// access. `share` holds the run's shared readers.
+    pub fn iter(&self, share: &mut ReplayShare) -> ReplayIter {
+        let mut error = None;
+        let feed = if self.replay.pid_slots.len() > 1 {
+            Feed::Shared(share.demux(&self.replay))
+        } else {
+            match self.replay.source.open() {
+                Ok(r) => Feed::Own(r),
+                Err(e) => {
+                    error = Some(e.to_string());
+                    Feed::Done
+                }
+            }
+        };
         ReplayIter {
             replay: Arc::clone(&self.replay),
-            reader,
+            feed,
             pid: self.pid,
+            slot: self.slot,
             pending: None,
             error,
         }
@@ -394,8 +600,9 @@ impl ReplayStream {
 /// A thread's replay in progress.
 pub struct ReplayIter {
     replay: Arc<Replay>,
-    reader: Option<Box<dyn RecordReader>>,
+    feed: Feed,
     pid: u32,
+    slot: u32,
     pending: Option<Action>,
     /// Why the replay stopped early (a read error after the first pass succeeded).
     pub error: Option<String>,
@@ -408,12 +615,9 @@ impl ReplayIter {
         }
         let r = self.next_own_record()?;
         let page = match r.page {
-            PageRef::File { file, page } => match self.replay.remaps.get(&file) {
-                Some(m) => PageRef::File {
-                    file,
-                    page: m.get(page),
-                },
-                None => r.page,
+            PageRef::File { file, page } => PageRef::File {
+                file: self.replay.file_ids.index(file),
+                page: self.replay.remaps.get(&file).map_or(page, |m| m.get(page)),
             },
             anon => anon,
         };
@@ -432,17 +636,31 @@ impl ReplayIter {
 
     /// The next record of this thread's pid.
     fn next_own_record(&mut self) -> Option<TraceRecord> {
-        let reader = self.reader.as_mut()?;
-        loop {
-            match reader.next_record() {
-                Ok(Some(r)) if r.pid == self.pid => return Some(r),
-                Ok(Some(_)) => continue,
-                Ok(None) => return None,
-                Err(e) => {
-                    self.error = Some(self.replay.source.locate(e).to_string());
-                    self.reader = None;
-                    return None;
+        let next = match &mut self.feed {
+            Feed::Done => return None,
+            Feed::Shared(d) => d
+                .lock()
+                .expect("replay reader poisoned")
+                .next_for(&self.replay, self.slot),
+            Feed::Own(reader) => loop {
+                match reader.next_record() {
+                    Ok(Some(r)) if r.pid == self.pid => break Ok(Some(r)),
+                    Ok(Some(_)) => continue,
+                    Ok(None) => break Ok(None),
+                    Err(e) => break Err(self.replay.source.locate(e).to_string()),
                 }
+            },
+        };
+        match next {
+            Ok(Some(r)) => Some(r),
+            Ok(None) => {
+                self.feed = Feed::Done;
+                None
+            }
+            Err(e) => {
+                self.error = Some(e);
+                self.feed = Feed::Done;
+                None
             }
         }
     }
@@ -509,9 +727,11 @@ fn replay_scenario(
     for &index in &plan.memcgs_used {
         memcg_path(index)?;
     }
+    let ids: Vec<u32> = plan.header.files.iter().map(|(id, _, _)| *id).collect();
+    let file_ids = FileIds::of(&ids);
     let mut files: Vec<FileSpec> = Vec::new();
     for (id, declared, _) in &plan.header.files {
-        let i = *id as usize;
+        let i = file_ids.index(*id) as usize;
         if files.len() <= i {
             files.resize(i + 1, FileSpec::new("", 0));
         }
@@ -526,14 +746,26 @@ fn replay_scenario(
                 name: format!("pid{}", p.pid),
                 memcg: memcg_path(p.memcg)?,
                 anon_pages: p.anon_pages,
-                mmaps: p.mmaps.iter().map(|&f| (f as usize, vm::SHARED)).collect(),
+                mmaps: p
+                    .mmaps
+                    .iter()
+                    .map(|&f| (file_ids.index(f) as usize, vm::SHARED))
+                    .collect(),
             })
         })
         .collect::<Result<_, String>>()?;
+    let pid_slots = plan
+        .procs
+        .iter()
+        .zip(0..)
+        .map(|(p, s)| (p.pid, s))
+        .collect();
     let replay = Arc::new(Replay {
         source,
         time_base: plan.time_base,
         remaps: plan.remaps,
+        file_ids,
+        pid_slots,
     });
     let cpus = machine.cpus;
     let threads = plan
@@ -546,6 +778,7 @@ fn replay_scenario(
             stream: Stream::Replay(ReplayStream {
                 replay: Arc::clone(&replay),
                 pid: p.pid,
+                slot: i as u32,
                 records: p.records,
             }),
         })

@@ -387,21 +387,39 @@ fn debugfs_sc() -> ScanControl {
 /// empty items ignored; the first failing item's error stops processing (earlier items have
 /// taken effect). The result starts as EINVAL, so a write without any command fails.
 pub fn write(p: &mut Mglru, m: &mut Machine, input: &str) -> Result<(), &'static str> {
-    // the kernel NUL-terminates its copy: an embedded NUL ends the input
-    let buf = input.as_bytes();
-    let buf = &buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())];
     let mut sc = debugfs_sc();
     let mut err = Err("EINVAL");
-    for item in buf.split(|&b| matches!(b, b',' | b';' | b'\n')) {
-        let item = &item[skip_spaces(item, 0)..];
-        if item.is_empty() {
-            continue;
-        }
+    for item in items(input) {
         let cmd = parse(p.era, item)?;
         err = run_cmd(p, m, &mut sc, &cmd);
         err?;
     }
     err
+}
+
+/// The commands of a write: the kernel NUL-terminates its copy (an embedded NUL ends the
+/// input), splits it at ',', ';' and newlines and skips leading spaces and empty items.
+fn items(input: &str) -> impl Iterator<Item = &[u8]> {
+    let buf = input.as_bytes();
+    let buf = &buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())];
+    buf.split(|&b| matches!(b, b',' | b';' | b'\n'))
+        .map(|item| &item[skip_spaces(item, 0)..])
+        .filter(|item| !item.is_empty())
+}
+
+/// Whether a write would get past `lru_gen_seq_write`'s parsing in kernel era `era` (an
+/// input without any command is EINVAL, as there).
+pub fn check_syntax(era: MglruEra, input: &str) -> Result<(), &'static str> {
+    let mut any = false;
+    for item in items(input) {
+        parse(era, item)?;
+        any = true;
+    }
+    if any {
+        Ok(())
+    } else {
+        Err("EINVAL")
+    }
 }
 
 /// `run_cmd`: validate the node and memcg and the swappiness, then age (`run_aging`) or

@@ -51,7 +51,7 @@ fn small() -> (TraceHeader, Vec<TraceRecord>) {
             2500,
             u32::MAX,
             0,
-            file(u32::MAX, u64::MAX),
+            file(u32::MAX, (1 << 51) - 1),
             Op::Read,
             Via::Fd,
         ),
@@ -521,7 +521,7 @@ fn arb_raw_record() -> impl Strategy<Value = RawRecord> {
         any::<usize>(),
         any::<bool>(),
         (any::<bool>(), any::<u32>()),
-        any::<u64>(),
+        0..crate::consts::MAX_LFS_PAGES,
         any::<bool>(),
         any::<bool>(),
     )
@@ -565,4 +565,21 @@ proptest! {
         prop_assert_eq!(read_header, header);
         prop_assert_eq!(read_records, records);
     }
+}
+
+#[test]
+fn file_pages_end_at_max_lfs_filesize() {
+    let last = "# reclaimlab-trace v1\n0 1 0 f 3 2251799813685247 r f\n";
+    assert_eq!(read_str(last).unwrap().1[0].page, file(3, (1 << 51) - 1));
+    let beyond = "# reclaimlab-trace v1\n0 1 0 f 3 2251799813685248 r f\n";
+    assert_eq!(
+        read_str(beyond).unwrap_err(),
+        "line 2: page 2251799813685248 of file 3 lies beyond MAX_LFS_FILESIZE (page 2251799813685247)"
+    );
+    let big = "# reclaimlab-trace v1\n# file 3 2251799813685249\n";
+    assert!(read_str(big)
+        .unwrap_err()
+        .contains("larger than MAX_LFS_FILESIZE"));
+    let r = record(0, 1, 0, file(3, 1 << 51), Op::Read, Via::Fd);
+    assert!(write_native(Vec::new(), &TraceHeader::default(), &[r]).is_err());
 }
