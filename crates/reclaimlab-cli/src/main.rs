@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use reclaimlab::machine::{DeviceProfile, SwapConfig};
 use reclaimlab::metrics::RunResult;
+use reclaimlab::options;
 use reclaimlab::policy::mglru::Switch;
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
 use reclaimlab::trace::TraceFormat;
@@ -10,6 +11,44 @@ use reclaimlab::workload::{micro, Scenario};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// stdout that never panics: a failed write (ENOSPC, EIO...) is remembered, later writes are
+/// skipped, and `main` ends with a one-line error and exit 2. (EPIPE ends the program
+/// quietly through SIGPIPE, as it ends other Unix tools.)
+mod stdout {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    static FAILED: Mutex<Option<String>> = Mutex::new(None);
+
+    pub fn write(args: std::fmt::Arguments) {
+        let mut failed = FAILED.lock().unwrap_or_else(|e| e.into_inner());
+        if failed.is_none() {
+            if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+                *failed = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Flushes stdout; the first write error, if any.
+    pub fn finish() -> Result<(), String> {
+        let flushed = std::io::stdout().lock().flush();
+        let failed = FAILED.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match (failed, flushed) {
+            (Some(e), _) => Err(format!("cannot write to stdout: {e}")),
+            (None, Err(e)) => Err(format!("cannot write to stdout: {e}")),
+            (None, Ok(())) => Ok(()),
+        }
+    }
+}
+
+macro_rules! out {
+    ($($t:tt)*) => { stdout::write(format_args!($($t)*)) };
+}
+
+macro_rules! outln {
+    ($($t:tt)*) => { stdout::write(format_args!("{}\n", format_args!($($t)*))) };
+}
 
 #[derive(Parser)]
 #[command(
@@ -176,9 +215,9 @@ struct WorkloadArgs {
     /// Replay a trace file instead of a built-in scenario.
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Trace format: native, oracleGeneral, vscsi or csv.
-    #[arg(long, default_value = "native")]
-    format: String,
+    /// Trace format of --trace: native (the default), oracleGeneral, vscsi or csv.
+    #[arg(long)]
+    format: Option<String>,
     /// Size of the scenario: 1 = the micro-scenarios' 64 MiB machine and the seed scenarios'
     /// own size; default: 1 for the micro-scenarios, a per-scenario fraction for the seed
     /// scenarios (see `reclaimlab scenarios`).
@@ -195,12 +234,12 @@ struct WorkloadArgs {
     /// `capacity_pages` says what they got). Not with --memory-mib.
     #[arg(long, value_name = "N")]
     cache_pages: Option<u64>,
-    /// Swap of a trace replay's machine: none, zram or disk.
-    #[arg(long, default_value = "none")]
-    swap: String,
-    /// Device holding a trace replay's files: nvme, hdd, ramdisk or pmem.
-    #[arg(long, default_value = "nvme")]
-    device: String,
+    /// Swap of a trace replay's machine: none (the default), zram or disk.
+    #[arg(long)]
+    swap: Option<String>,
+    /// Device holding a trace replay's files: nvme (the default), hdd, ramdisk or pmem.
+    #[arg(long)]
+    device: Option<String>,
     /// Stop after this much simulated time, seconds.
     #[arg(long)]
     max_time: Option<f64>,
@@ -324,7 +363,7 @@ fn main() -> ExitCode {
         Cmd::Stats(a) => cmd_stats(a),
         Cmd::Validate(a) => cmd_validate(a),
     };
-    match r {
+    match r.and_then(|()| stdout::finish()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("reclaimlab: error: {e}");
@@ -351,33 +390,10 @@ fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
         scn.machine.swappiness = s;
     }
     for c in &w.cost {
-        apply_cost(&mut scn.machine.cost, c)?;
+        options::apply_cost(&mut scn.machine.cost, c)?;
     }
     scn.machine.validate()?;
     Ok(scn)
-}
-
-/// Sets one field of the cost profile from "name=nanoseconds".
-fn apply_cost(cost: &mut reclaimlab::machine::CostProfile, spec: &str) -> Result<(), String> {
-    let (name, value) = spec
-        .split_once('=')
-        .ok_or_else(|| format!("--cost '{spec}' is not NAME=NS"))?;
-    let ns: u64 = value
-        .trim()
-        .parse()
-        .map_err(|_| format!("--cost {name}: '{value}' is not a number of nanoseconds"))?;
-    let mut v = serde_json::to_value(&*cost).map_err(|e| e.to_string())?;
-    let obj = v.as_object_mut().expect("CostProfile is a struct");
-    if !obj.contains_key(name.trim()) {
-        let names: Vec<&str> = obj.keys().map(|k| k.as_str()).collect();
-        return Err(format!(
-            "unknown cost '{name}' (expected one of {})",
-            names.join(", ")
-        ));
-    }
-    obj.insert(name.trim().to_string(), ns.into());
-    *cost = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    Ok(())
 }
 
 /// Memory of a trace replay's machine when neither --memory-mib nor --cache-pages is given.
@@ -398,7 +414,12 @@ fn base_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
             micro::builtin(name, scale_of(name, w.scale))
         }
         (None, Some(path)) => {
-            let format: TraceFormat = w.format.parse().map_err(|e| format!("{e}"))?;
+            let format: TraceFormat = w
+                .format
+                .as_deref()
+                .unwrap_or("native")
+                .parse()
+                .map_err(|e| format!("{e}"))?;
             if w.memory_mib.is_some() && w.cache_pages.is_some() {
                 return Err("give --memory-mib or --cache-pages, not both".into());
             }
@@ -414,8 +435,8 @@ fn base_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
                 m.fit_lru_pages(n)?;
             }
             let pages = m.total_pages();
-            m.file_device = DeviceProfile::by_name(&w.device)?;
-            m.swap = match w.swap.as_str() {
+            m.file_device = DeviceProfile::by_name(w.device.as_deref().unwrap_or("nvme"))?;
+            m.swap = match w.swap.as_deref().unwrap_or("none") {
                 "none" => SwapConfig::None,
                 "zram" => SwapConfig::Zram {
                     size_pages: pages,
@@ -463,7 +484,11 @@ fn parse_policy(s: &str, kernel: Option<&str>) -> Result<PolicySpec, String> {
 /// Applies the MGLRU run options (--enabled, --min-ttl-ms, --with, --without) to a policy.
 fn with_mglru_options(spec: PolicySpec, w: &WorkloadArgs) -> Result<PolicySpec, String> {
     // Validate the options even where they do not apply (a classic or textbook policy).
-    let enabled = w.enabled.as_deref().map(parse_enabled).transpose()?;
+    let enabled = w
+        .enabled
+        .as_deref()
+        .map(options::parse_enabled)
+        .transpose()?;
     for name in w.with.iter().chain(&w.without) {
         name.parse::<Switch>()?;
     }
@@ -485,54 +510,107 @@ fn with_mglru_options(spec: PolicySpec, w: &WorkloadArgs) -> Result<PolicySpec, 
     Ok(PolicySpec::Mglru(c))
 }
 
-/// `enabled_store`: 'n'/'N' → 0, 'y'/'Y' → every capability, else an unsigned integer in any
-/// base (kstrtouint(.., 0, ..)); anything else is -EINVAL.
-fn parse_enabled(s: &str) -> Result<u32, String> {
-    let t = s.trim();
-    let err = || format!("--enabled '{s}': EINVAL (expected y, n or a number such as 0x0007)");
-    match t.chars().next() {
-        Some('n' | 'N') => return Ok(0),
-        Some('y' | 'Y') => return Ok(0x7),
-        _ => {}
-    }
-    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        u32::from_str_radix(h, 16)
-    } else if t.len() > 1 && t.starts_with('0') {
-        u32::from_str_radix(&t[1..], 8)
-    } else {
-        t.parse()
-    };
-    v.map(|v| v & 0x7).map_err(|_| err())
+/// --max-time in simulated ns.
+fn max_sim_ns(w: &WorkloadArgs) -> Result<Option<u64>, String> {
+    w.max_time
+        .map(|s| options::seconds_to_sim_ns(s, "--max-time"))
+        .transpose()
 }
 
-/// The scheduled lru_gen commands from --lru-gen-cmd and --lru-gen-schedule.
-fn lru_gen_schedule(w: &WorkloadArgs) -> Result<Vec<(u64, String)>, String> {
-    let mut out = Vec::new();
-    for c in &w.lru_gen_cmd {
-        let (ms, cmd) = c
-            .split_once(':')
-            .ok_or_else(|| format!("--lru-gen-cmd '{c}' is not MS:COMMAND"))?;
-        let ms: u64 = ms
-            .trim()
-            .parse()
-            .map_err(|_| format!("--lru-gen-cmd '{c}': bad time"))?;
-        out.push((ms * 1_000_000, cmd.trim().to_string()));
+/// Refuses options that would have no effect with the chosen workload and policies (each
+/// named, before anything runs or is written).
+fn check_workload_options(w: &WorkloadArgs, specs: &[PolicySpec]) -> Result<(), String> {
+    let refuse = |opt: &str, why: &str| Err(format!("{opt} has no effect here: {why}"));
+    if w.trace.is_none() {
+        let trace_only = [
+            ("--format", w.format.is_some()),
+            ("--swap", w.swap.is_some()),
+            ("--device", w.device.is_some()),
+        ];
+        if let Some((opt, _)) = trace_only.iter().find(|(_, given)| *given) {
+            return refuse(
+                opt,
+                "it sets up a --trace replay; a built-in scenario has its own",
+            );
+        }
+    } else if w.scale.is_some() {
+        return refuse(
+            "--scale",
+            "it sizes a built-in scenario, not a --trace replay",
+        );
     }
+    let mglru: Vec<&reclaimlab::policy::mglru::MglruConfig> = specs
+        .iter()
+        .filter_map(|s| match s {
+            PolicySpec::Mglru(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    if mglru.is_empty() {
+        let mglru_only = [
+            ("--with", !w.with.is_empty()),
+            ("--without", !w.without.is_empty()),
+            ("--enabled", w.enabled.is_some()),
+            ("--min-ttl-ms", w.min_ttl_ms.is_some()),
+            ("--lru-gen-cmd", !w.lru_gen_cmd.is_empty()),
+            ("--lru-gen-schedule", w.lru_gen_schedule.is_some()),
+            ("--lru-gen-sample-ms", w.lru_gen_sample_ms.is_some()),
+        ];
+        if let Some((opt, _)) = mglru_only.iter().find(|(_, given)| *given) {
+            return refuse(opt, "it is an MGLRU knob and no policy here is mglru");
+        }
+    }
+    if specs.iter().all(|s| s.kernel().is_none()) {
+        let kernel_only = [
+            ("--swappiness", w.swappiness.is_some()),
+            ("--check", w.check),
+        ];
+        if let Some((opt, _)) = kernel_only.iter().find(|(_, given)| *given) {
+            return refuse(opt, "textbook caches have no kernel machine");
+        }
+    }
+    if w.lru_gen_sample_ms == Some(0) {
+        return Err("--lru-gen-sample-ms 0: expected a positive number of ms".into());
+    }
+    let max = max_sim_ns(w)?;
+    for (at, cmd) in lru_gen_schedule(w)? {
+        for c in &mglru {
+            options::check_lru_gen_command(c.kernel.mglru_era(), &cmd)?;
+        }
+        if max.is_some_and(|max| at > max) {
+            return Err(format!(
+                "lru_gen command '{cmd}' at {} ms would never run: --max-time ends the run first",
+                at / 1_000_000
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a result in which a scheduled lru_gen command never ran (the run ended first).
+fn check_lru_gen_ran(r: &RunResult, w: &WorkloadArgs) -> Result<(), String> {
+    let schedule = lru_gen_schedule(w)?;
+    if r.lru_gen_commands.len() < schedule.len() && r.policy.starts_with("mglru") {
+        let (at, cmd) = &schedule[r.lru_gen_commands.len()];
+        return Err(format!(
+            "lru_gen command '{cmd}' at {} ms never ran under {}: the run ended at {:.3} s",
+            at / 1_000_000,
+            r.policy,
+            r.sim_time_ns as f64 / 1e9
+        ));
+    }
+    Ok(())
+}
+
+/// The scheduled lru_gen commands from --lru-gen-cmd and --lru-gen-schedule, in time order.
+fn lru_gen_schedule(w: &WorkloadArgs) -> Result<Vec<(u64, String)>, String> {
+    let mut out = parse_each(&w.lru_gen_cmd, options::parse_lru_gen_cmd)?;
     if let Some(path) = &w.lru_gen_schedule {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (ms, cmd) = line
-                .split_once(char::is_whitespace)
-                .ok_or_else(|| format!("{}:{}: expected 'MS COMMAND'", path.display(), i + 1))?;
-            let ms: u64 = ms
-                .parse()
-                .map_err(|_| format!("{}:{}: bad time '{ms}'", path.display(), i + 1))?;
-            out.push((ms * 1_000_000, cmd.trim().to_string()));
-        }
+        out.extend(options::parse_lru_gen_schedule(
+            &text,
+            &path.display().to_string(),
+        )?);
     }
     out.sort_by_key(|(t, _)| *t);
     Ok(out)
@@ -561,7 +639,7 @@ fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResu
     let opts = RunOptions {
         seed: w.seed,
         check_invariants: w.check,
-        max_sim_ns: w.max_time.map(|s| (s * 1e9) as u64),
+        max_sim_ns: max_sim_ns(w)?,
         progress: Some(&progress),
         lru_gen_sample_ns: w.lru_gen_sample_ms.map(|ms| ms * 1_000_000),
         lru_gen_schedule: lru_gen_schedule(w)?,
@@ -602,15 +680,30 @@ fn write_atomic(path: &Path, data: &[u8]) -> Result<(), String> {
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), String> {
-    let scn = load_workload(&a.w)?;
     let spec = with_mglru_options(parse_policy(&a.policy, a.kernel.as_deref())?, &a.w)?;
+    check_workload_options(&a.w, &[spec])?;
+    if (a.lru_gen || a.lru_gen_full) && !matches!(spec, PolicySpec::Mglru(_)) {
+        let opt = if a.lru_gen {
+            "--lru-gen"
+        } else {
+            "--lru-gen-full"
+        };
+        return Err(format!("{opt} needs an mglru policy (not {spec})"));
+    }
+    if a.kernel.is_some() && spec.kernel().is_none() {
+        return Err(format!(
+            "--kernel has no effect here: {spec} is a textbook cache"
+        ));
+    }
+    let scn = load_workload(&a.w)?;
     let r = run_one(&scn, spec, &a.w)?;
+    check_lru_gen_ran(&r, &a.w)?;
     let json = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
     if let Some(out) = &a.out {
         write_atomic(out, json.as_bytes())?;
     }
     if a.json {
-        println!("{json}");
+        outln!("{json}");
     } else {
         print_run(&r);
     }
@@ -620,10 +713,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         } else {
             &r.lru_gen
         };
-        print!(
-            "{}",
-            text.as_deref().ok_or("--lru-gen needs an mglru policy")?
-        );
+        out!("{}", text.as_deref().unwrap_or_default());
     }
     for c in &r.lru_gen_commands {
         eprintln!(
@@ -641,21 +731,24 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
 use reclaimlab::metrics::TABLE_COUNTERS;
 
 fn print_run(r: &RunResult) {
-    println!(
+    outln!(
         "scenario {}  policy {}  seed {}  capacity {} pages",
-        r.scenario, r.policy, r.seed, r.capacity_pages
+        r.scenario,
+        r.policy,
+        r.seed,
+        r.capacity_pages
     );
     for (k, v) in r.headline() {
-        println!("  {k:<28} {}", fmt_num(v));
+        outln!("  {k:<28} {}", fmt_num(v));
     }
     for k in TABLE_COUNTERS {
         if let Some(v) = r.vmstat.get(*k) {
-            println!("  {k:<28} {v}");
+            outln!("  {k:<28} {v}");
         }
     }
     for mc in &r.memcgs {
         if mc.path != "/" {
-            println!(
+            outln!(
                 "  memcg {:<22} current {} pages, max {}, oom_kill {}",
                 mc.path,
                 mc.current_pages,
@@ -675,7 +768,6 @@ fn fmt_num(v: f64) -> String {
 }
 
 fn cmd_compare(a: CompareArgs) -> Result<(), String> {
-    let scn = load_workload(&a.w)?;
     let specs = a
         .policies
         .split(',')
@@ -684,6 +776,17 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
     if specs.is_empty() {
         return Err("--policies is empty".into());
     }
+    check_workload_options(&a.w, &specs)?;
+    if a.seeds == 0 {
+        return Err("--seeds 0: expected at least one seed".into());
+    }
+    if a.csv && a.json {
+        return Err("give --csv or --json, not both".into());
+    }
+    if a.csv && a.seeds == 1 {
+        return Err("--csv has no effect here: it prints the --seeds table (use --json)".into());
+    }
+    let scn = load_workload(&a.w)?;
     if a.seeds > 1 {
         return compare_seeds(&scn, &specs, &a);
     }
@@ -696,74 +799,70 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
         write_atomic(path, json.as_bytes())?;
     }
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?
         );
         return Ok(());
     }
-    println!(
+    outln!(
         "scenario {} (scale {}, seed {}): {}",
         scn.name,
         shown_scale(&a.w),
         a.w.seed,
         scn.description
     );
-    print!("{:<28}", "metric");
+    out!("{:<28}", "metric");
     for r in &results {
-        print!(" {:>18}", r.policy);
+        out!(" {:>18}", r.policy);
     }
-    println!();
+    outln!("");
     let table: Vec<Vec<(String, f64)>> = results.iter().map(|r| r.metrics()).collect();
     for (i, (k, _)) in table[0].iter().enumerate() {
         // Rows that are zero in every run say nothing.
         if table.iter().all(|row| row[i].1 == 0.0) {
             continue;
         }
-        print!("{k:<28}");
+        out!("{k:<28}");
         for row in &table {
-            print!(" {:>18}", fmt_num(row[i].1));
+            out!(" {:>18}", fmt_num(row[i].1));
         }
-        println!();
+        outln!("");
     }
     Ok(())
 }
 
 fn cmd_policies() -> Result<(), String> {
     for (name, desc) in reclaimlab::policy::catalogue() {
-        println!("{name:<10} {desc}");
+        outln!("{name:<10} {desc}");
     }
-    println!();
-    println!(
-        "MGLRU switches: the 2026 series (mglru:7.1 has none, mglru:7.2 all fifteen; add with"
-    );
-    println!("mglru:7.1+NAME or --with NAME, remove with mglru:7.2-NAME or --without NAME):");
+    outln!("");
+    outln!("MGLRU switches: the 2026 series (mglru:7.1 has none, mglru:7.2 all fifteen; add with");
+    outln!("mglru:7.1+NAME or --with NAME, remove with mglru:7.2-NAME or --without NAME):");
     for w in Switch::SERIES {
-        println!("  {:<38} {}", w.name(), w.description());
+        outln!("  {:<38} {}", w.name(), w.description());
     }
-    println!("experimental, in no kernel:");
-    println!(
+    outln!("experimental, in no kernel:");
+    outln!(
         "  {:<38} {}",
         Switch::FgPromotion.name(),
         Switch::FgPromotion.description()
     );
-    println!("beside the series in Debian's linux 7.2.13 (mglru:7.2.13 = mglru:7.2 and these):");
+    outln!("beside the series in Debian's linux 7.2.13 (mglru:7.2.13 = mglru:7.2 and these):");
     for w in Switch::DEBIAN_7_2_13 {
-        println!("  {:<38} {}", w.name(), w.description());
+        outln!("  {:<38} {}", w.name(), w.description());
     }
-    println!();
-    println!(
-        "Memcg walks of global reclaim (append @WALK, e.g. classic:6.12@heat, mglru:7.2@iter):"
-    );
+    outln!("");
+    outln!("Memcg walks of global reclaim (append @WALK, e.g. classic:6.12@heat, mglru:7.2@iter):");
     for w in reclaimlab::machine::MemcgWalk::ALL {
-        println!("  {:<10} {}", w.to_string(), w.description());
+        outln!("  {:<10} {}", w.to_string(), w.description());
     }
     Ok(())
 }
 
 fn cmd_scenarios() -> Result<(), String> {
     for b in micro::builtins() {
-        println!(
+        outln!(
             "{:<18} default scale {:<10} {}",
             b.name,
             fmt_scale(b.default_scale),
@@ -816,9 +915,13 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
 
 /// Accesses per second of whole runs, best of `reps`.
 fn bench_speed(a: &BenchArgs) -> Result<(), String> {
-    println!(
+    outln!(
         "{:<12} {:<14} {:>12} {:>14} {:>16}",
-        "scenario", "policy", "accesses", "accesses/s", "bytes/sim-page"
+        "scenario",
+        "policy",
+        "accesses",
+        "accesses/s",
+        "bytes/sim-page"
     );
     for name in a.scenarios.split(',') {
         let scn = micro::builtin(name.trim(), a.scale)?;
@@ -841,7 +944,7 @@ fn bench_speed(a: &BenchArgs) -> Result<(), String> {
                 accesses = r.accesses;
             }
             let bytes = reclaimlab::sim::model_bytes(&scn, spec)? as f64 / pages as f64;
-            println!(
+            outln!(
                 "{:<12} {:<14} {:>12} {:>14.0} {:>16.1}",
                 scn.name,
                 spec.to_string(),
@@ -852,7 +955,7 @@ fn bench_speed(a: &BenchArgs) -> Result<(), String> {
         }
     }
     if let Some(kib) = peak_rss_kib() {
-        println!("peak RSS of this process: {kib} KiB");
+        outln!("peak RSS of this process: {kib} KiB");
     }
     Ok(())
 }
@@ -1035,15 +1138,15 @@ fn print_mrc(points: &[MrcPoint], error: Option<(f64, f64)>, json: bool) -> Resu
         if let Some((mean, max)) = error {
             out["sampling_error"] = serde_json::json!({"mean_abs": mean, "max_abs": max});
         }
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         );
         return Ok(());
     }
-    println!("policy,cache_pages,misses,accesses,miss_ratio");
+    outln!("policy,cache_pages,misses,accesses,miss_ratio");
     for p in points {
-        println!(
+        outln!(
             "{},{},{},{},{:.6}",
             p.policy,
             p.cache_pages,
@@ -1090,9 +1193,12 @@ fn child_peak_rss_kib(args: &[&str]) -> Result<u64, String> {
 /// - frames in use: seq-scan on a 1 GiB and a 4 GiB machine, which it fills (its file, twice
 ///   the size of memory, adds two page-cache slots per frame).
 fn bench_memory(a: &BenchArgs) -> Result<(), String> {
-    println!(
+    outln!(
         "\n{:<14} {:>22} {:>22} {:>20}",
-        "policy", "B/frame of machine", "B/frame in use", "128 GiB in use (est)"
+        "policy",
+        "B/frame of machine",
+        "B/frame in use",
+        "128 GiB in use (est)"
     );
     let gib = |g: u64| g << 18;
     let seq_pages = |scale: f64| micro::builtin("seq-scan", scale).map(|s| s.machine.total_pages());
@@ -1118,7 +1224,7 @@ fn bench_memory(a: &BenchArgs) -> Result<(), String> {
         let (r_small, r_large) = (seq("16")?, seq("64")?);
         let in_use = per(r_small, r_large, seq_large - seq_small);
         let est = (r_small * 1024) as f64 + in_use * (gib(128) - seq_small) as f64;
-        println!(
+        outln!(
             "{p:<14} {machine:>22.1} {in_use:>22.1} {:>16.2} GiB",
             est / (1u64 << 30) as f64
         );
@@ -1148,9 +1254,14 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
 
 /// Wall time per simulated access at growing scales: flat means cost linear in the work.
 fn bench_scaling(a: &BenchArgs) -> Result<(), String> {
-    println!(
+    outln!(
         "{:<16} {:<14} {:>10} {:>14} {:>10} {:>12}",
-        "scenario", "policy", "scale", "accesses", "wall s", "ns/access"
+        "scenario",
+        "policy",
+        "scale",
+        "accesses",
+        "wall s",
+        "ns/access"
     );
     if !(a.max_time.is_finite() && a.max_time > 0.0) {
         return Err(format!(
@@ -1178,7 +1289,7 @@ fn bench_scaling(a: &BenchArgs) -> Result<(), String> {
                 let start = std::time::Instant::now();
                 let r = run(&scn, spec, &opts)?;
                 let wall = start.elapsed().as_secs_f64();
-                println!(
+                outln!(
                     "{:<16} {:<14} {:>10} {:>14} {:>10.2} {:>12.1}",
                     name,
                     spec.to_string(),
@@ -1208,7 +1319,7 @@ fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Resul
         write_atomic(path, json.as_bytes())?;
     }
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?
         );
@@ -1260,13 +1371,13 @@ fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Resul
         "vs_first_welch95",
     ];
     if a.csv {
-        println!("{}", header.join(","));
+        outln!("{}", header.join(","));
         for r in &rows {
-            println!("{}", r.join(","));
+            outln!("{}", r.join(","));
         }
         return Ok(());
     }
-    println!(
+    outln!(
         "scenario {} (scale {}, seeds {}..={}): {}",
         scn.name,
         shown_scale(&a.w),
@@ -1274,14 +1385,23 @@ fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Resul
         seeds[seeds.len() - 1],
         scn.description
     );
-    println!(
+    outln!(
         "{:<14} {:<22} {:>16} {:>33} {}",
-        header[0], header[1], header[2], "95% CI", header[5]
+        header[0],
+        header[1],
+        header[2],
+        "95% CI",
+        header[5]
     );
     for r in &rows {
-        println!(
+        outln!(
             "{:<14} {:<22} {:>16} {:>16} .. {:<14} {}",
-            r[0], r[1], r[2], r[3], r[4], r[5]
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5]
         );
     }
     Ok(())
@@ -1296,7 +1416,7 @@ fn cmd_stats(a: StatsArgs) -> Result<(), String> {
         std::fs::read_to_string(&a.input).map_err(|e| format!("{}: {e}", a.input.display()))?
     };
     let columns = reclaimlab::stats::parse_columns(&text)?;
-    print!("{}", reclaimlab::stats::stats_report(&columns));
+    out!("{}", reclaimlab::stats::stats_report(&columns));
     Ok(())
 }
 
@@ -1304,7 +1424,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
     use reclaimlab_validate::{guest::Mode, packages::KernelKey, suite};
     if a.list {
         for w in suite::suite().into_iter().chain([suite::tiny()]) {
-            println!("{:<18} {}", w.name, w.description);
+            outln!("{:<18} {}", w.name, w.description);
         }
         return Ok(());
     }
@@ -1341,7 +1461,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
             &format!("kernel {}", report.release),
             &plan,
         );
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&res).map_err(|e| e.to_string())?
         );
@@ -1362,7 +1482,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
         if cells.is_empty() {
             return Err(format!("no cells in {}", out.display()));
         }
-        print!(
+        out!(
             "{}",
             reclaimlab_validate::write_results(&out, &cells, title)?
         );
@@ -1414,6 +1534,6 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
             reclaimlab_validate::fidelity::markdown(&cells, title)
         }
     };
-    print!("{table}");
+    out!("{table}");
     Ok(())
 }
