@@ -845,3 +845,47 @@ fn heat_levels_spare_the_memcg_whose_reclaim_yields_little() {
         }
     }
 }
+
+/// A result read back from its JSON (as the CLI's results store does) serialises to the same
+/// bytes: every field round-trips, floats bit for bit.
+#[test]
+fn a_run_result_round_trips_through_json() {
+    let mut cases = Vec::new();
+    for (name, scale, policy) in [
+        ("mixed-rw", 0.125, "classic"),
+        ("mixed-rw", 0.125, "mglru:7.2"),
+        ("mixed-rw", 0.125, "lru"),
+        ("memcg-limit", 0.125, "mglru:7.2"),
+        // Timed requests, fairness over workers and memcgs.
+        ("android-launch", 0.0005, "classic"),
+        ("kv-cache", 0.0005, "mglru:7.2"),
+    ] {
+        let scn = micro::builtin(name, scale).unwrap();
+        let opts = RunOptions {
+            seed: 7,
+            lru_gen_sample_ns: Some(100_000_000),
+            lru_gen_schedule: vec![(200_000_000, "- 1 0 1 60 64".into())],
+            ..Default::default()
+        };
+        cases.push(run(&scn, policy.parse().unwrap(), &opts).unwrap());
+    }
+    assert!(cases
+        .iter()
+        .any(|r| r.requests.is_some() && r.fairness_memcgs.is_some()));
+    for r in &cases {
+        for json in [
+            serde_json::to_string(r).unwrap(),
+            serde_json::to_string_pretty(r).unwrap(),
+        ] {
+            let back: RunResult = serde_json::from_str(&json).unwrap();
+            assert_eq!(&back, r, "{} {}", r.scenario, r.policy);
+            assert_eq!(
+                serde_json::to_string(&back).unwrap(),
+                serde_json::to_string(r).unwrap()
+            );
+            for ((k, a), (_, b)) in back.metrics().iter().zip(r.metrics()) {
+                assert_eq!(a.to_bits(), b.to_bits(), "{k}");
+            }
+        }
+    }
+}
