@@ -846,6 +846,78 @@ fn heat_levels_spare_the_memcg_whose_reclaim_yields_little() {
     }
 }
 
+#[test]
+fn a_matrix_with_known_runs_and_hooks_equals_a_plain_one() {
+    use reclaimlab::sim::{run_matrix_with, MatrixHooks, MatrixOptions};
+    use std::sync::Mutex;
+    let scn = micro::builtin("mixed-rw", 0.125).unwrap();
+    let specs = [CLASSIC, LRU];
+    let seeds = [1, 2];
+    let plain = reclaimlab::sim::run_matrix(&scn, &specs, &seeds, 2).unwrap();
+    // Two runs known (as if read from a store), the others run and reported once each.
+    let known = vec![
+        vec![Some(plain[0][0].clone()), None],
+        vec![None, Some(plain[1][1].clone())],
+    ];
+    let finished = Mutex::new(Vec::new());
+    let on_finish = |p: usize, s: usize, r: &Result<RunResult, String>| {
+        assert!(r.is_ok());
+        finished.lock().unwrap().push((p, s));
+    };
+    let hooks = MatrixHooks {
+        progress: None,
+        finished: Some(&on_finish),
+    };
+    let got = run_matrix_with(
+        &scn,
+        &specs,
+        &seeds,
+        2,
+        &MatrixOptions::default(),
+        known,
+        &hooks,
+    )
+    .unwrap();
+    let mut ran = finished.into_inner().unwrap();
+    ran.sort();
+    assert_eq!(ran, vec![(0, 1), (1, 0)], "only the unknown runs ran");
+    assert_eq!(
+        serde_json::to_string(&got).unwrap(),
+        serde_json::to_string(&plain).unwrap()
+    );
+}
+
+#[test]
+fn a_matrix_applies_its_run_options() {
+    use reclaimlab::sim::{run_matrix_with, MatrixHooks, MatrixOptions};
+    let scn = micro::builtin("mixed-rw", 0.125).unwrap();
+    let opts = MatrixOptions {
+        max_sim_ns: Some(50_000_000),
+        ..Default::default()
+    };
+    let got = run_matrix_with(
+        &scn,
+        &[CLASSIC],
+        &[3],
+        1,
+        &opts,
+        Vec::new(),
+        &MatrixHooks::default(),
+    )
+    .unwrap();
+    let serial = run(
+        &scn,
+        CLASSIC,
+        &RunOptions {
+            seed: 3,
+            max_sim_ns: Some(50_000_000),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(got[0][0], serial);
+}
+
 /// A result read back from its JSON (as the CLI's results store does) serialises to the same
 /// bytes: every field round-trips, floats bit for bit.
 #[test]
