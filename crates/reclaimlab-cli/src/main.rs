@@ -1008,16 +1008,24 @@ fn mrc_sweep(
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<std::sync::Mutex<Option<Result<u64, String>>>> =
         jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let bar = RunsBar::new("mrc", &vec![false; jobs.len()]);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&(p, s)) = jobs.get(i) else { break };
-                let r = run(&scenarios[s], specs[p], &RunOptions::default()).map(|r| r.misses);
+                let progress = |done: u64, expected: u64| bar.progress(i, done, expected);
+                let opts = RunOptions {
+                    progress: bar.shown().then_some(&progress as &dyn Fn(u64, u64)),
+                    ..Default::default()
+                };
+                let r = run(&scenarios[s], specs[p], &opts).map(|r| r.misses);
+                bar.finished(i);
                 *results[i].lock().expect("result slot") = Some(r);
             });
         }
     });
+    bar.clear();
     let mut flat = results
         .into_iter()
         .map(|m| m.into_inner().expect("result slot").expect("every job ran"));
