@@ -50,6 +50,8 @@ macro_rules! outln {
     ($($t:tt)*) => { stdout::write(format_args!("{}\n", format_args!($($t)*))) };
 }
 
+mod store;
+
 #[derive(Parser)]
 #[command(
     name = "reclaimlab",
@@ -327,6 +329,14 @@ struct CompareArgs {
     /// table and its raw data come from one set of runs.
     #[arg(long, value_name = "FILE")]
     save: Option<std::path::PathBuf>,
+    /// The results store: an SQLite file that keeps every finished run, so a rerun (or a
+    /// compare that was killed, run again) reuses them [default: $XDG_CACHE_HOME/reclaimlab/
+    /// results.sqlite, or ~/.cache/reclaimlab/results.sqlite].
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
+    /// Neither read nor write the results store: run everything.
+    #[arg(long)]
+    no_store: bool,
 }
 
 #[derive(Args)]
@@ -351,7 +361,20 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // One line, as every other bad input: clap's first line, without its "error: ".
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!(
+                "reclaimlab: error: {} (see --help)",
+                first.trim_start_matches("error: ")
+            );
+            return ExitCode::from(2);
+        }
+    };
     let r = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Compare(a) => cmd_compare(a),
@@ -517,6 +540,13 @@ fn max_sim_ns(w: &WorkloadArgs) -> Result<Option<u64>, String> {
         .transpose()
 }
 
+/// --lru-gen-sample-ms in simulated ns.
+fn lru_gen_sample_ns(w: &WorkloadArgs) -> Result<Option<u64>, String> {
+    w.lru_gen_sample_ms
+        .map(|ms| options::ms_to_sim_ns(ms, "--lru-gen-sample-ms"))
+        .transpose()
+}
+
 /// Refuses options that would have no effect with the chosen workload and policies (each
 /// named, before anything runs or is written).
 fn check_workload_options(w: &WorkloadArgs, specs: &[PolicySpec]) -> Result<(), String> {
@@ -641,7 +671,7 @@ fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResu
         check_invariants: w.check,
         max_sim_ns: max_sim_ns(w)?,
         progress: Some(&progress),
-        lru_gen_sample_ns: w.lru_gen_sample_ms.map(|ms| ms * 1_000_000),
+        lru_gen_sample_ns: lru_gen_sample_ns(w)?,
         lru_gen_schedule: lru_gen_schedule(w)?,
     };
     let r = run(scn, spec, &opts);
@@ -673,10 +703,30 @@ fn parse_each_or_all<T: Clone>(
 }
 
 /// Writes a file atomically: a temporary next to it, then a rename.
+///
+/// The temporary file has an unpredictable name in the target's directory and is created
+/// exclusively (O_EXCL, so a planted symlink is never followed); it is fsync'd and renamed
+/// over `path`, and the directory is fsync'd. If `path` is a symlink, the rename replaces the
+/// symlink itself with the new file and never writes through it. A failure (ENOSPC, no such
+/// directory...) leaves neither the temporary nor a partial `path` behind.
 fn write_atomic(path: &Path, data: &[u8]) -> Result<(), String> {
-    let tmp = path.with_extension("tmp-reclaimlab");
-    std::fs::write(&tmp, data).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".reclaimlab-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    tmp.write_all(data).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    // The rename itself survives a crash once the directory is on disk.
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(fail)
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), String> {
@@ -768,6 +818,9 @@ fn fmt_num(v: f64) -> String {
 }
 
 fn cmd_compare(a: CompareArgs) -> Result<(), String> {
+    if a.no_store && a.store.is_some() {
+        return Err("give --store PATH or --no-store, not both".into());
+    }
     let specs = a
         .policies
         .split(',')
@@ -787,13 +840,19 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
         return Err("--csv has no effect here: it prints the --seeds table (use --json)".into());
     }
     let scn = load_workload(&a.w)?;
-    if a.seeds > 1 {
-        return compare_seeds(&scn, &specs, &a);
+    let seeds: Vec<u64> = if a.seeds > 1 {
+        (0..a.seeds).map(|i| a.w.seed + i).collect()
+    } else {
+        vec![a.w.seed]
+    };
+    let matrix = compare_runs(&scn, &specs, &seeds, &a)?;
+    for r in matrix.iter().flatten() {
+        check_lru_gen_ran(r, &a.w)?;
     }
-    let results = specs
-        .iter()
-        .map(|&s| run_one(&scn, s, &a.w))
-        .collect::<Result<Vec<_>, _>>()?;
+    if a.seeds > 1 {
+        return compare_seeds(&scn, &specs, &seeds, &matrix, &a);
+    }
+    let results: Vec<RunResult> = matrix.into_iter().flatten().collect();
     if let Some(path) = &a.save {
         let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
         write_atomic(path, json.as_bytes())?;
@@ -1095,16 +1154,24 @@ fn mrc_sweep(
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<std::sync::Mutex<Option<Result<u64, String>>>> =
         jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let bar = RunsBar::new("mrc", &vec![false; jobs.len()]);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&(p, s)) = jobs.get(i) else { break };
-                let r = run(&scenarios[s], specs[p], &RunOptions::default()).map(|r| r.misses);
+                let progress = |done: u64, expected: u64| bar.progress(i, done, expected);
+                let opts = RunOptions {
+                    progress: bar.shown().then_some(&progress as &dyn Fn(u64, u64)),
+                    ..Default::default()
+                };
+                let r = run(&scenarios[s], specs[p], &opts).map(|r| r.misses);
+                bar.finished(i);
                 *results[i].lock().expect("result slot") = Some(r);
             });
         }
     });
+    bar.clear();
     let mut flat = results
         .into_iter()
         .map(|m| m.into_inner().expect("result slot").expect("every job ran"));
@@ -1308,12 +1375,250 @@ fn bench_scaling(a: &BenchArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// `compare --seeds N`: every policy x seed (in parallel), then per metric the mean and 95% CI
-/// per policy and the Welch 95% CI of the relative change against the first policy.
-fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Result<(), String> {
+/// A progress bar of runs on stderr (runs done of the total, and an ETA), drawn only when
+/// stderr is a terminal. Each run counts in thousandths as it goes, so the ETA moves between
+/// runs too; runs read from the results store count as done from the start.
+struct RunsBar {
+    bar: Option<indicatif::ProgressBar>,
+    /// Thousandths of each run done (by job index).
+    units: Vec<std::sync::atomic::AtomicU64>,
+    done: std::sync::atomic::AtomicUsize,
+    total: usize,
+}
+
+const BAR_UNITS: u64 = 1000;
+
+impl RunsBar {
+    /// A bar over `total` runs, those with `done[i]` already done.
+    fn new(label: &str, done: &[bool]) -> RunsBar {
+        use std::sync::atomic::{AtomicU64, AtomicUsize};
+        let total = done.len();
+        let already = done.iter().filter(|&&d| d).count();
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new(total as u64 * BAR_UNITS);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{prefix} [{bar:40}] {msg} ({eta} left)")
+                    .expect("template")
+                    .progress_chars("=> "),
+            );
+            b.set_prefix(label.to_string());
+            b.set_position(already as u64 * BAR_UNITS);
+            b.set_message(format!("{already}/{total} runs"));
+            b.reset_eta();
+            b.enable_steady_tick(std::time::Duration::from_millis(250));
+            b
+        });
+        RunsBar {
+            bar,
+            units: done
+                .iter()
+                .map(|&d| AtomicU64::new(if d { BAR_UNITS } else { 0 }))
+                .collect(),
+            done: AtomicUsize::new(already),
+            total,
+        }
+    }
+
+    fn shown(&self) -> bool {
+        self.bar.is_some()
+    }
+
+    /// Run `job` has done `done` of its `expected` accesses.
+    fn progress(&self, job: usize, done: u64, expected: u64) {
+        if let Some(b) = &self.bar {
+            let u = (done.saturating_mul(BAR_UNITS) / expected.max(1)).min(BAR_UNITS - 1);
+            let prev = self.units[job].fetch_max(u, std::sync::atomic::Ordering::Relaxed);
+            if u > prev {
+                b.inc(u - prev);
+            }
+        }
+    }
+
+    /// Run `job` has finished.
+    fn finished(&self, job: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let prev = self.units[job].swap(BAR_UNITS, Relaxed);
+        let n = self.done.fetch_add(1, Relaxed) + 1;
+        if let Some(b) = &self.bar {
+            b.inc(BAR_UNITS.saturating_sub(prev));
+            b.set_message(format!("{n}/{} runs", self.total));
+        }
+    }
+
+    /// A line on stderr that does not tear the bar.
+    fn println(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn clear(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// SHA-256 (hex) and length of a file's contents.
+fn sha256_file(path: &Path) -> Result<(String, u64), String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut f = std::fs::File::open(path).map_err(err)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = f.read(&mut buf).map_err(err)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        len += n as u64;
+    }
+    let hex = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Ok((hex, len))
+}
+
+/// The options part of a stored run's key: canonical JSON of every option that can change a
+/// run's result (the scenario's name, scale, policy and seed are keys of their own). Besides
+/// the options as given, it holds the machine they produced (memory, watermarks, swap,
+/// devices, costs, swappiness, memcgs) and, for a trace, the SHA-256 of its contents.
+fn options_fingerprint(
+    w: &WorkloadArgs,
+    scn: &Scenario,
+    opts: &reclaimlab::sim::MatrixOptions,
+) -> Result<String, String> {
+    let trace = match &w.trace {
+        Some(path) => {
+            let (sha256, bytes) = sha256_file(path)?;
+            serde_json::json!({
+                "file": scn.name,
+                "format": w.format,
+                "sha256": sha256,
+                "bytes": bytes,
+            })
+        }
+        None => serde_json::Value::Null,
+    };
+    let v = serde_json::json!({
+        "trace": trace,
+        "memory_mib": w.memory_mib,
+        "cache_pages": w.cache_pages,
+        "swap": w.swap,
+        "device": w.device,
+        "swappiness": w.swappiness,
+        "cost": w.cost,
+        "enabled": w.enabled,
+        "min_ttl_ms": w.min_ttl_ms,
+        "with": w.with,
+        "without": w.without,
+        "check": opts.check_invariants,
+        "max_sim_ns": opts.max_sim_ns,
+        "lru_gen_sample_ns": opts.lru_gen_sample_ns,
+        "lru_gen_schedule": opts.lru_gen_schedule,
+        "machine": serde_json::to_value(&scn.machine).map_err(|e| e.to_string())?,
+    });
+    serde_json::to_string(&v).map_err(|e| e.to_string())
+}
+
+/// Every policy x seed of a compare, `[policy][seed]`: the runs the results store has are read
+/// from it, the others run in parallel (`--jobs`) and each is stored as soon as it finishes,
+/// in a transaction of its own. The matrix is the same whichever runs came from the store.
+fn compare_runs(
+    scn: &Scenario,
+    specs: &[PolicySpec],
+    seeds: &[u64],
+    a: &CompareArgs,
+) -> Result<Vec<Vec<RunResult>>, String> {
+    use reclaimlab::sim::{run_matrix_with, MatrixHooks, MatrixOptions};
+    let opts = MatrixOptions {
+        check_invariants: a.w.check,
+        max_sim_ns: max_sim_ns(&a.w)?,
+        lru_gen_sample_ns: lru_gen_sample_ns(&a.w)?,
+        lru_gen_schedule: lru_gen_schedule(&a.w)?,
+    };
+    let store = if a.no_store {
+        None
+    } else {
+        let path = a.store.clone().unwrap_or_else(store::default_path);
+        Some(store::Store::open(&path)?)
+    };
+    let options = match &store {
+        Some(_) => options_fingerprint(&a.w, scn, &opts)?,
+        None => String::new(),
+    };
+    let scale = shown_scale(&a.w).to_string();
+    let key = |p: usize, s: usize| store::RunKey {
+        scenario: &scn.name,
+        scale: &scale,
+        policy: specs[p].to_string(),
+        policy_config: format!("{:?}", specs[p]),
+        seed: seeds[s],
+        options: &options,
+    };
+    let total = specs.len() * seeds.len();
+    let mut known: Vec<Vec<Option<RunResult>>> = Vec::new();
+    if let Some(st) = &store {
+        for p in 0..specs.len() {
+            known.push(
+                (0..seeds.len())
+                    .map(|s| st.get(&key(p, s)))
+                    .collect::<Result<_, _>>()?,
+            );
+        }
+        let reused = known.iter().flatten().filter(|r| r.is_some()).count();
+        if reused > 0 {
+            eprintln!(
+                "reused {reused} of {total} runs from the store {}",
+                st.path().display()
+            );
+        }
+    }
+    let done: Vec<bool> = if known.is_empty() {
+        vec![false; total]
+    } else {
+        known.iter().flatten().map(Option::is_some).collect()
+    };
+    let bar = RunsBar::new("compare", &done);
+    let warned = std::sync::atomic::AtomicBool::new(false);
+    let finished = |p: usize, s: usize, r: &Result<RunResult, String>| {
+        if let (Some(st), Ok(r)) = (&store, r) {
+            if let Err(e) = st.put(&key(p, s), r) {
+                if !warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    bar.println(&format!(
+                        "reclaimlab: warning: {e}: finished runs are not being stored"
+                    ));
+                }
+            }
+        }
+        bar.finished(p * seeds.len() + s);
+    };
+    let progress = |p: usize, s: usize, done: u64, expected: u64| {
+        bar.progress(p * seeds.len() + s, done, expected);
+    };
+    let hooks = MatrixHooks {
+        progress: bar
+            .shown()
+            .then_some(&progress as &reclaimlab::sim::MatrixProgress<'_>),
+        finished: Some(&finished),
+    };
+    let results = run_matrix_with(scn, specs, seeds, a.jobs, &opts, known, &hooks);
+    bar.clear();
+    results
+}
+
+/// `compare --seeds N`: per metric the mean and 95% CI per policy and the Welch 95% CI of the
+/// relative change against the first policy, from `results[policy][seed]`.
+fn compare_seeds(
+    scn: &Scenario,
+    specs: &[PolicySpec],
+    seeds: &[u64],
+    results: &[Vec<RunResult>],
+    a: &CompareArgs,
+) -> Result<(), String> {
     use reclaimlab::stats::{summary, welch_relative_change};
-    let seeds: Vec<u64> = (0..a.seeds).map(|i| a.w.seed + i).collect();
-    let results = reclaimlab::sim::run_matrix(scn, specs, &seeds, a.jobs)?;
     if let Some(path) = &a.save {
         let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
         write_atomic(path, json.as_bytes())?;

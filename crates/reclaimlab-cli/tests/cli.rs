@@ -143,6 +143,7 @@ fn compare_with_seeds_prints_welch_intervals() {
             "--seeds",
             "3",
             "--csv",
+            "--no-store",
         ],
         None,
     );

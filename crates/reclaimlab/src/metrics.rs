@@ -93,7 +93,7 @@ impl LatencyHist {
     }
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LatencySummary {
     pub mean_ns: f64,
     pub p50_ns: u64,
@@ -105,7 +105,7 @@ pub struct LatencySummary {
 }
 
 /// Per-thread results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ThreadResult {
     pub pid: u32,
     pub process: String,
@@ -126,7 +126,7 @@ pub struct ThreadResult {
 
 /// The scenario's timed operations ("requests": a YCSB op, a sysbench transaction, a
 /// Chrome client iteration, an app launch), each from an `OpBegin` to its `OpEnd`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RequestStats {
     /// Operations completed.
     pub total: u64,
@@ -163,7 +163,10 @@ pub struct MemcgResult {
 }
 
 /// Everything a run produces. Serialised with sorted keys: byte-identical for equal inputs.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// Deserialisable too: a stored result read back serialises to the same JSON (with
+/// serde_json's `float_roundtrip`, so every `f64` comes back bit for bit), which is what lets
+/// the CLI's results store reuse runs without changing a table.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunResult {
     pub scenario: String,
     pub policy: String,
@@ -208,7 +211,7 @@ pub struct RunResult {
 }
 
 /// One scheduled write to the lru_gen debugfs file and its outcome.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LruGenCommandResult {
     pub time_ns: u64,
     pub command: String,

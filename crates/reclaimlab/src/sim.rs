@@ -1377,8 +1377,85 @@ pub fn run_matrix(
     seeds: &[u64],
     threads: usize,
 ) -> Result<Vec<Vec<RunResult>>, String> {
+    run_matrix_with(
+        scn,
+        specs,
+        seeds,
+        threads,
+        &MatrixOptions::default(),
+        Vec::new(),
+        &MatrixHooks::default(),
+    )
+}
+
+/// The options every run of a matrix shares (each run has its own seed).
+#[derive(Clone, Debug, Default)]
+pub struct MatrixOptions {
+    /// As [`RunOptions::check_invariants`].
+    pub check_invariants: bool,
+    /// As [`RunOptions::max_sim_ns`].
+    pub max_sim_ns: Option<u64>,
+    /// As [`RunOptions::lru_gen_sample_ns`].
+    pub lru_gen_sample_ns: Option<u64>,
+    /// As [`RunOptions::lru_gen_schedule`].
+    pub lru_gen_schedule: Vec<(u64, String)>,
+}
+
+/// (policy index, seed index, accesses done, accesses expected) as a run goes.
+pub type MatrixProgress<'a> = dyn Fn(usize, usize, u64, u64) + Sync + 'a;
+
+/// (policy index, seed index, outcome) once a run has finished.
+pub type MatrixFinished<'a> = dyn Fn(usize, usize, &Result<RunResult, String>) + Sync + 'a;
+
+/// Callbacks of [`run_matrix_with`], called from the threads that do the runs (hence `Sync`).
+#[derive(Default, Clone, Copy)]
+pub struct MatrixHooks<'a> {
+    /// As [`RunOptions::progress`], for each run.
+    pub progress: Option<&'a MatrixProgress<'a>>,
+    /// Once per run, as soon as it finishes: in completion order, which varies; the returned
+    /// matrix does not.
+    pub finished: Option<&'a MatrixFinished<'a>>,
+}
+
+/// [`run_matrix`] with shared run options, callbacks, and results already known: `known` is
+/// empty or `[policy][seed]` of `Option<RunResult>`, and a known run is not run again (nor
+/// reported to the hooks) but placed at its index as it is. The result is the same matrix
+/// whichever runs were known, provided each known run is the one its (policy, seed, options)
+/// would produce; the first failed run (in (policy, seed) order) is the error.
+pub fn run_matrix_with(
+    scn: &Scenario,
+    specs: &[PolicySpec],
+    seeds: &[u64],
+    threads: usize,
+    opts: &MatrixOptions,
+    known: Vec<Vec<Option<RunResult>>>,
+    hooks: &MatrixHooks,
+) -> Result<Vec<Vec<RunResult>>, String> {
+    if !known.is_empty()
+        && (known.len() != specs.len() || known.iter().any(|k| k.len() != seeds.len()))
+    {
+        return Err("run_matrix_with: `known` is not a policy x seed matrix".into());
+    }
+    let slots: Vec<std::sync::Mutex<Option<Result<RunResult, String>>>> = if known.is_empty() {
+        (0..specs.len() * seeds.len())
+            .map(|_| std::sync::Mutex::new(None))
+            .collect()
+    } else {
+        known
+            .into_iter()
+            .flatten()
+            .map(|k| std::sync::Mutex::new(k.map(Ok)))
+            .collect()
+    };
+    // The runs still to do, in (policy, seed) order.
     let jobs: Vec<(usize, usize)> = (0..specs.len())
         .flat_map(|p| (0..seeds.len()).map(move |s| (p, s)))
+        .filter(|&(p, s)| {
+            slots[p * seeds.len() + s]
+                .lock()
+                .expect("result slot")
+                .is_none()
+        })
         .collect();
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -1387,8 +1464,6 @@ pub fn run_matrix(
     }
     .clamp(1, jobs.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<RunResult, String>>>> =
-        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
@@ -1396,16 +1471,31 @@ pub fn run_matrix(
                 let Some(&(p, s)) = jobs.get(i) else {
                     break;
                 };
-                let opts = RunOptions {
-                    seed: seeds[s],
-                    ..Default::default()
+                let progress = |done: u64, total: u64| {
+                    if let Some(f) = hooks.progress {
+                        f(p, s, done, total);
+                    }
                 };
-                let r = run(scn, specs[p], &opts);
-                *results[i].lock().expect("result slot") = Some(r);
+                let run_opts = RunOptions {
+                    seed: seeds[s],
+                    check_invariants: opts.check_invariants,
+                    max_sim_ns: opts.max_sim_ns,
+                    progress: hooks
+                        .progress
+                        .is_some()
+                        .then_some(&progress as &dyn Fn(u64, u64)),
+                    lru_gen_sample_ns: opts.lru_gen_sample_ns,
+                    lru_gen_schedule: opts.lru_gen_schedule.clone(),
+                };
+                let r = run(scn, specs[p], &run_opts);
+                if let Some(f) = hooks.finished {
+                    f(p, s, &r);
+                }
+                *slots[p * seeds.len() + s].lock().expect("result slot") = Some(r);
             });
         }
     });
-    let mut flat = results
+    let mut flat = slots
         .into_iter()
         .map(|m| m.into_inner().expect("result slot").expect("every job ran"));
     let mut out = Vec::with_capacity(specs.len());

@@ -488,7 +488,7 @@ pub fn welch_relative_change(baseline: &[f64], other: &[f64]) -> Option<Welch> {
 // ---------------------------------------------------------------------------------------------
 
 /// Fairness of a set of per-worker or per-memcg totals.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Fairness {
     pub n: usize,
     /// Jain's index `(Σx)² / (n·Σx²)`, in `[1/n, 1]`.

@@ -845,3 +845,119 @@ fn heat_levels_spare_the_memcg_whose_reclaim_yields_little() {
         }
     }
 }
+
+#[test]
+fn a_matrix_with_known_runs_and_hooks_equals_a_plain_one() {
+    use reclaimlab::sim::{run_matrix_with, MatrixHooks, MatrixOptions};
+    use std::sync::Mutex;
+    let scn = micro::builtin("mixed-rw", 0.125).unwrap();
+    let specs = [CLASSIC, LRU];
+    let seeds = [1, 2];
+    let plain = reclaimlab::sim::run_matrix(&scn, &specs, &seeds, 2).unwrap();
+    // Two runs known (as if read from a store), the others run and reported once each.
+    let known = vec![
+        vec![Some(plain[0][0].clone()), None],
+        vec![None, Some(plain[1][1].clone())],
+    ];
+    let finished = Mutex::new(Vec::new());
+    let on_finish = |p: usize, s: usize, r: &Result<RunResult, String>| {
+        assert!(r.is_ok());
+        finished.lock().unwrap().push((p, s));
+    };
+    let hooks = MatrixHooks {
+        progress: None,
+        finished: Some(&on_finish),
+    };
+    let got = run_matrix_with(
+        &scn,
+        &specs,
+        &seeds,
+        2,
+        &MatrixOptions::default(),
+        known,
+        &hooks,
+    )
+    .unwrap();
+    let mut ran = finished.into_inner().unwrap();
+    ran.sort();
+    assert_eq!(ran, vec![(0, 1), (1, 0)], "only the unknown runs ran");
+    assert_eq!(
+        serde_json::to_string(&got).unwrap(),
+        serde_json::to_string(&plain).unwrap()
+    );
+}
+
+#[test]
+fn a_matrix_applies_its_run_options() {
+    use reclaimlab::sim::{run_matrix_with, MatrixHooks, MatrixOptions};
+    let scn = micro::builtin("mixed-rw", 0.125).unwrap();
+    let opts = MatrixOptions {
+        max_sim_ns: Some(50_000_000),
+        ..Default::default()
+    };
+    let got = run_matrix_with(
+        &scn,
+        &[CLASSIC],
+        &[3],
+        1,
+        &opts,
+        Vec::new(),
+        &MatrixHooks::default(),
+    )
+    .unwrap();
+    let serial = run(
+        &scn,
+        CLASSIC,
+        &RunOptions {
+            seed: 3,
+            max_sim_ns: Some(50_000_000),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(got[0][0], serial);
+}
+
+/// A result read back from its JSON (as the CLI's results store does) serialises to the same
+/// bytes: every field round-trips, floats bit for bit.
+#[test]
+fn a_run_result_round_trips_through_json() {
+    let mut cases = Vec::new();
+    for (name, scale, policy) in [
+        ("mixed-rw", 0.125, "classic"),
+        ("mixed-rw", 0.125, "mglru:7.2"),
+        ("mixed-rw", 0.125, "lru"),
+        ("memcg-limit", 0.125, "mglru:7.2"),
+        // Timed requests, fairness over workers and memcgs.
+        ("android-launch", 0.0005, "classic"),
+        ("kv-cache", 0.0005, "mglru:7.2"),
+    ] {
+        let scn = micro::builtin(name, scale).unwrap();
+        let opts = RunOptions {
+            seed: 7,
+            lru_gen_sample_ns: Some(100_000_000),
+            lru_gen_schedule: vec![(200_000_000, "- 1 0 1 60 64".into())],
+            ..Default::default()
+        };
+        cases.push(run(&scn, policy.parse().unwrap(), &opts).unwrap());
+    }
+    assert!(cases
+        .iter()
+        .any(|r| r.requests.is_some() && r.fairness_memcgs.is_some()));
+    for r in &cases {
+        for json in [
+            serde_json::to_string(r).unwrap(),
+            serde_json::to_string_pretty(r).unwrap(),
+        ] {
+            let back: RunResult = serde_json::from_str(&json).unwrap();
+            assert_eq!(&back, r, "{} {}", r.scenario, r.policy);
+            assert_eq!(
+                serde_json::to_string(&back).unwrap(),
+                serde_json::to_string(r).unwrap()
+            );
+            for ((k, a), (_, b)) in back.metrics().iter().zip(r.metrics()) {
+                assert_eq!(a.to_bits(), b.to_bits(), "{k}");
+            }
+        }
+    }
+}
