@@ -133,9 +133,13 @@ fn replay_options(lru_gen_schedule: Vec<(u64, String)>) -> RunOptions<'static> {
     }
 }
 
-/// This process's scratch trace file, holding `data`.
+/// A scratch trace file of its own (tests call these functions from several threads at once),
+/// holding `data`.
 fn scratch_file(data: &[u8]) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("reclaimlab-fuzz-{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("reclaimlab-fuzz-{}-{n}", std::process::id());
+    let path = std::env::temp_dir().join(name);
     let mut f = std::fs::File::create(&path).expect("a scratch file in the temp dir");
     f.write_all(data).expect("the scratch file written");
     path
