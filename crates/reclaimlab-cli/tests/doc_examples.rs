@@ -1,0 +1,396 @@
+//! Every command example of README.md and docs/*.md (each line of a ```sh block that starts
+//! with a command) runs as written, in document order, in a scratch directory that holds the
+//! files the examples name, and is checked against what its text says. An example without an
+//! expectation here fails `every_example_has_an_expectation`, so new examples get checked too.
+//! Examples that boot QEMU, reach the network or run for hours are "heavy": they run in
+//! `heavy_examples_do_what_they_say` (`cargo test --release -- --ignored`), not in CI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// What an example must do.
+enum Expect {
+    /// Exit 0 and stdout holding each string.
+    Prints(&'static [&'static str]),
+    /// Exit 0 and stderr holding each string.
+    Says(&'static [&'static str]),
+    /// Exit 0, then a check of its own (output, files in the scratch directory).
+    Check(fn(&Output, &Path)),
+    /// Runs only in the ignored test; why.
+    Heavy(&'static str),
+}
+
+use Expect::*;
+
+/// The expectation of each example, by its command (the comment after `#` dropped).
+fn expectation(command: &str) -> Option<Expect> {
+    Some(match command {
+        "cargo run --release -p reclaimlab-cli -- compare file-anon-mix-mini --policies classic,mglru:6.12,mglru:7.1,mglru:7.2,lru" => {
+            Prints(&["scenario file-anon-mix-mini", "mglru:7.1", "hit_ratio", "95% CI"])
+        }
+        "reclaimlab scenarios" => Prints(&["seq-scan", "ycsb-b", "default scale"]),
+        "reclaimlab compare ycsb-b --policies classic,mglru:7.2" => {
+            Prints(&["scenario ycsb-b", "mglru:7.2", "baseline", "95% CI"])
+        }
+        "reclaimlab policies" => Prints(&["classic", "mglru", "lru", "clock", "fifo", "memcg-lru"]),
+        "reclaimlab run zipf --policy classic:6.1" => {
+            Prints(&["policy classic:6.1", "pgscan_kswapd", "workingset_refault_file"])
+        }
+        "reclaimlab run zipf --json > zipf.json" => Check(|_, dir| {
+            let r = json_file(&dir.join("zipf.json"));
+            for key in ["vmstat", "memcgs", "threads"] {
+                assert!(r.get(key).is_some(), "zipf.json has no {key}");
+            }
+        }),
+        "reclaimlab compare uniform --policies classic:6.1,classic:6.12,lru,clock,fifo" => {
+            Prints(&["classic:6.1", "classic:6.12", "lru", "clock", "fifo"])
+        }
+        "reclaimlab run mixed-rw --scale 4 --seed 3" => Prints(&["scenario mixed-rw", "seed 3"]),
+        "reclaimlab run memcg-limit --check" => Prints(&["scenario memcg-limit"]),
+        "reclaimlab trace zipf -o zipf.trace" => Check(|_, dir| {
+            let text = std::fs::read_to_string(dir.join("zipf.trace")).unwrap();
+            assert!(text.starts_with("# reclaimlab-trace v1\n"));
+        }),
+        "reclaimlab run --trace zipf.trace --memory-mib 64 --swap zram" => {
+            Prints(&["scenario zipf.trace"])
+        }
+        "reclaimlab run --trace ../shared/traces/cloudPhysicsIO.vscsi --format vscsi --memory-mib 16" => {
+            Prints(&["scenario cloudPhysicsIO.vscsi", "pgpgin"])
+        }
+        "reclaimlab bench --memory" => Prints(&["B/frame", "classic", "lru", "accesses/s"]),
+        "reclaimlab compare zipf --policies classic,mglru:6.12,mglru:7.2 --seeds 10 --csv --save raw.json" => {
+            Check(|o, dir| {
+                let out = String::from_utf8_lossy(&o.stdout);
+                assert!(out.starts_with("metric,policy,mean,ci95_low,ci95_high,vs_first_welch95\n"));
+                let raw = json_file(&dir.join("raw.json"));
+                let per_policy = raw.as_array().unwrap();
+                assert_eq!(per_policy.len(), 3);
+                assert!(per_policy.iter().all(|p| p.as_array().unwrap().len() == 10));
+            })
+        }
+        "reclaimlab compare zipf --policies classic,mglru --seeds 1" => {
+            Prints(&["scenario zipf", "classic:6.12", "mglru:7.2"])
+        }
+        "reclaimlab compare zipf --store runs.sqlite" => Check(|_, dir| {
+            assert!(dir.join("runs.sqlite").exists(), "no runs.sqlite");
+        }),
+        "reclaimlab compare zipf --no-store" => Prints(&["scenario zipf", "95% CI"]),
+        "reclaimlab stats results.txt" => Prints(&["Jain", "Welch"]),
+        "reclaimlab run mmap-zipf --policy mglru:7.1 --lru-gen" => {
+            Prints(&["policy mglru:7.1", "memcg 1 /", " node     0"])
+        }
+        "reclaimlab run mmap-zipf --policy mglru:7.2 --lru-gen-full" => {
+            Prints(&["policy mglru:7.2", "memcg 1 /", " node     0"])
+        }
+        "reclaimlab run zipf --policy mglru:7.1+smaller-reclaim-batch+dont-abort-after-aging" => {
+            Prints(&["policy mglru:7.1+smaller-reclaim-batch+dont-abort-after-aging"])
+        }
+        "reclaimlab run zipf --policy mglru:7.2-dont-abort-after-aging" => {
+            Prints(&["policy mglru:7.2-dont-abort-after-aging"])
+        }
+        "reclaimlab run mmap-zipf --policy mglru --enabled 0x0005" => Prints(&["policy mglru:7.2"]),
+        "reclaimlab run anon-only --policy mglru --min-ttl-ms 1000" => Prints(&["policy mglru:7.2"]),
+        "reclaimlab run memcg-limit --policy mglru --lru-gen-cmd \"1500:- 2 0 1 60 500\"" => {
+            Says(&["lru_gen at 1500 ms: '- 2 0 1 60 500' -> ok, 500 pages freed"])
+        }
+        "reclaimlab run memcg-limit --policy mglru --lru-gen-schedule plan.txt --lru-gen-sample-ms 1000 --json" => {
+            Check(|o, _| {
+                let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                let samples = r["lru_gen_samples"].as_array().unwrap();
+                assert!(samples.len() >= 2, "samples every second: {}", samples.len());
+                let cmds = r["lru_gen_commands"].as_array().unwrap();
+                assert_eq!(cmds.len(), 2, "both scheduled commands ran");
+                assert!(cmds.iter().all(|c| c["ok"] == true), "{cmds:?}");
+            })
+        }
+        "reclaimlab compare android-launch --policies classic:6.12,classic:6.12@heat,mglru:7.2,mglru:7.2@iter,mglru:7.2@heat --seeds 1" => {
+            Check(|o, _| {
+                // The walks differ: the misses row is not five times the same number.
+                let out = String::from_utf8_lossy(&o.stdout);
+                let misses = out.lines().find(|l| l.starts_with("misses")).unwrap();
+                let cells: Vec<&str> = misses.split_whitespace().skip(1).collect();
+                assert_eq!(cells.len(), 5, "{misses}");
+                assert!(cells[0] != cells[1] && cells[2] != cells[3] && cells[3] != cells[4], "{misses}");
+            })
+        }
+        "reclaimlab validate --list" => Prints(&["file-pread-zipf", "anon-zipf-zram"]),
+        "reclaimlab validate --workload file-pread-zipf --kernel 6.1 --mode classic --boots 1" => {
+            Heavy("boots Debian's 6.1 under QEMU (downloads the kernel packages)")
+        }
+        "reclaimlab validate --suite" => Heavy("boots every kernel and mode under QEMU (hours)"),
+        "reclaimlab validate --suite --resume" => Heavy("boots every kernel and mode under QEMU"),
+        "reclaimlab validate --table-only --out validation/results/2026-11-23" => {
+            Prints(&["# reclaimlab fidelity: real kernels vs the model", "| workload | kernel |"])
+        }
+        "reclaimlab validate --remodel --out validation/results/2026-11-23" => {
+            Prints(&["# reclaimlab fidelity", "file-pread-zipf"])
+        }
+        "reclaimlab validate --workload file-pread-zipf --parse-console LOG" => {
+            Prints(&["file-pread-zipf"])
+        }
+        "reclaimlab run --trace t.oracleGeneral.zst --format oracleGeneral --policy lru --cache-pages 100000" => {
+            Prints(&["policy lru", "capacity 100000 pages"])
+        }
+        "reclaimlab compare --trace t.vscsi --format vscsi --policies classic,mglru:7.2,lru --cache-pages 4096" => {
+            Prints(&["scenario t.vscsi", "classic:6.12", "mglru:7.2", "lru"])
+        }
+        "python3 scripts/bench_libcachesim.py" => {
+            Heavy("installs libCacheSim from PyPI and replays 20M requests")
+        }
+        "python3 scripts/bench_libcachesim.py --quick" => Heavy("installs libCacheSim from PyPI"),
+        "reclaimlab run --trace zipf20m.oracleGeneral --format oracleGeneral --policy lru --cache-pages 91486" => {
+            Prints(&["policy lru", "capacity 91486 pages"])
+        }
+        "reclaimlab mrc --trace zipf10m.oracleGeneral --format oracleGeneral --points 50" => {
+            Prints(&["cache_pages", "miss_ratio"])
+        }
+        "reclaimlab mrc --trace zipf10m.oracleGeneral --format oracleGeneral --sample-rate 0.1 --compare-exact --points 50" => {
+            Prints(&["cache_pages", "miss_ratio"])
+        }
+        "reclaimlab mrc --trace t.vscsi --format vscsi --policy lru,classic,mglru:7.2 --sizes 1000,4000,16000" => {
+            Prints(&["lru", "classic", "mglru:7.2", "16000"])
+        }
+        "reclaimlab bench --memory --scenarios zipf --policies classic,mglru:7.2,lru --reps 1" => {
+            Prints(&["B/frame", "classic", "mglru:7.2", "lru"])
+        }
+        "reclaimlab bench --scaling --scenarios file-anon-mix,ycsb-b --policies classic,mglru:7.2 --max-time 0.5" => {
+            Prints(&["file-anon-mix", "ycsb-b", "ns/access"])
+        }
+        "reclaimlab bench --scaling --scenarios chrome-node --policies classic,mglru:7.2 --scales 1/4096,1/1024,1/256,1/64 --max-time 1000" => {
+            Heavy("chrome-node up to 1/64 of its size for 1000 simulated s: hours")
+        }
+        "python3 scripts/seed_table.py target/release/reclaimlab results > table.md" => {
+            Heavy("needs `compare --save` results of every seed scenario (hours)")
+        }
+        _ => return None,
+    })
+}
+
+struct Example {
+    doc: String,
+    line: usize,
+    command: String,
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The command lines of the ```sh blocks of README.md and docs/*.md, in document order.
+fn examples() -> Vec<Example> {
+    let mut docs = vec![repo().join("README.md")];
+    let mut more: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    more.sort();
+    docs.extend(more);
+    let mut out = Vec::new();
+    for doc in docs {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let mut in_sh = false;
+        for (i, line) in text.lines().enumerate() {
+            if line.starts_with("```") {
+                in_sh = !in_sh && line.trim_start_matches('`').trim() == "sh";
+                continue;
+            }
+            let is_command = ["reclaimlab ", "cargo run ", "python3 "]
+                .iter()
+                .any(|c| line.starts_with(c));
+            if in_sh && is_command {
+                out.push(Example {
+                    doc: doc.file_name().unwrap().to_string_lossy().into(),
+                    line: i + 1,
+                    command: strip_comment(line).to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The command without its trailing `# comment` (a `#` outside quotes after a space).
+fn strip_comment(line: &str) -> &str {
+    let mut quoted = false;
+    let bytes = line.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'"' => quoted = !quoted,
+            b'#' if !quoted && i > 0 && bytes[i - 1] == b' ' => return line[..i].trim_end(),
+            _ => {}
+        }
+    }
+    line.trim_end()
+}
+
+fn json_file(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn oracle_records(n: u64, objects: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut x = 12345u64;
+    for i in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let id = (x >> 33) % objects;
+        out.extend_from_slice(&((i / 1000) as u32).to_le_bytes());
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&4096u32.to_le_bytes());
+        out.extend_from_slice(&(-1i64).to_le_bytes());
+    }
+    out
+}
+
+/// The scratch directory: `work/` (where the examples run) beside `shared/traces/`, with the
+/// files the examples name (small stand-ins for the large traces of docs/performance.md).
+fn sandbox() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let work = root.path().join("work");
+    std::fs::create_dir_all(work.join("scripts")).unwrap();
+    std::fs::create_dir_all(root.path().join("shared/traces")).unwrap();
+    // The workplace's trace beside the repository; in a clone without it, the first 200
+    // records of it that the fuzz seeds keep.
+    let vscsi_bytes = std::fs::read(repo().join("../shared/traces/cloudPhysicsIO.vscsi"))
+        .or_else(|_| std::fs::read(repo().join("fuzz/seeds/trace_vscsi/cloudphysics_head.vscsi")))
+        .unwrap();
+    std::fs::write(
+        root.path().join("shared/traces/cloudPhysicsIO.vscsi"),
+        &vscsi_bytes,
+    )
+    .unwrap();
+    std::fs::write(work.join("t.vscsi"), &vscsi_bytes).unwrap();
+    let oracle = oracle_records(200_000, 50_000);
+    std::fs::write(work.join("zipf20m.oracleGeneral"), &oracle).unwrap();
+    std::fs::write(work.join("zipf10m.oracleGeneral"), &oracle).unwrap();
+    std::fs::write(
+        work.join("t.oracleGeneral.zst"),
+        zstd::encode_all(&oracle[..], 3).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("plan.txt"),
+        "# evict memcg 2's oldest generations at 1 s, then age it at 2 s\n\
+         1000 - 2 0 1 60 200\n2000 + 2 0 3 1 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("results.txt"),
+        "a b\n10 12\n11 13\n10.5 12.5\n10.2 12.9\n",
+    )
+    .unwrap();
+    copy_dir(&repo().join("validation"), &work.join("validation"));
+    let console =
+        repo().join("validation/results/2026-11-23/consoles/file-pread-zipf-6.1-classic-1.log");
+    std::fs::copy(console, work.join("LOG")).unwrap();
+    for s in ["bench_libcachesim.py", "seed_table.py"] {
+        std::fs::copy(repo().join("scripts").join(s), work.join("scripts").join(s)).unwrap();
+    }
+    root
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// Runs one example through `sh` with reclaimlab on PATH (and `cargo run ... --` meaning the
+/// same binary), the results store inside the sandbox.
+fn run(command: &str, work: &Path, cache: &Path) -> Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_reclaimlab"));
+    let command = command.replace("cargo run --release -p reclaimlab-cli --", "reclaimlab");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(work)
+        .env("PATH", path)
+        .env("XDG_CACHE_HOME", cache)
+        .output()
+        .unwrap()
+}
+
+fn check(example: &Example, expect: &Expect, work: &Path, cache: &Path) {
+    let where_ = format!("{}:{}: {}", example.doc, example.line, example.command);
+    let o = run(&example.command, work, cache);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success(),
+        "{where_}\nexit {:?}\n{stderr}",
+        o.status
+    );
+    match expect {
+        Prints(wanted) => {
+            for w in *wanted {
+                assert!(
+                    stdout.contains(w),
+                    "{where_}: stdout lacks '{w}':\n{stdout}"
+                );
+            }
+        }
+        Says(wanted) => {
+            for w in *wanted {
+                assert!(
+                    stderr.contains(w),
+                    "{where_}: stderr lacks '{w}':\n{stderr}"
+                );
+            }
+        }
+        Check(f) => f(&o, work),
+        Heavy(why) => eprintln!("{where_}: ran (heavy: {why})"),
+    }
+}
+
+fn run_examples(heavy: bool) {
+    let root = sandbox();
+    let work = root.path().join("work");
+    let cache = root.path().join("cache");
+    for example in examples() {
+        let expect = expectation(&example.command).expect("checked by the coverage test");
+        if matches!(expect, Heavy(_)) == heavy {
+            check(&example, &expect, &work, &cache);
+        }
+    }
+}
+
+#[test]
+fn every_example_has_an_expectation() {
+    let all = examples();
+    assert!(all.len() >= 40, "only {} examples found", all.len());
+    let missing: Vec<String> = all
+        .iter()
+        .filter(|e| expectation(&e.command).is_none())
+        .map(|e| format!("{}:{}: {}", e.doc, e.line, e.command))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "examples without a check:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn examples_do_what_they_say() {
+    run_examples(false);
+}
+
+#[test]
+#[ignore = "QEMU, the network and hours: run with --ignored"]
+fn heavy_examples_do_what_they_say() {
+    run_examples(true);
+}
