@@ -1,6 +1,6 @@
 //! `reclaimlab`: a thin command line over the reclaimlab library.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use reclaimlab::machine::{DeviceProfile, SwapConfig};
 use reclaimlab::metrics::RunResult;
 use reclaimlab::policy::mglru::Switch;
@@ -39,8 +39,9 @@ enum Cmd {
     /// Miss-ratio curve of a trace: textbook LRU exactly from stack distances in one pass
     /// (optionally SHARDS-sampled), any other policy by a parallel sweep over sizes.
     Mrc(MrcArgs),
-    /// Statistics of columns of numbers (a file or stdin): mean and 95% CI, Jain's index, and
-    /// each column's Welch 95% CI of the relative change against the first.
+    /// Statistics of columns of numbers (a file or stdin): mean and 95% CI, Jain's index with a
+    /// bootstrap 95% CI, and each column's 95% CI of the relative change against the first
+    /// (Welch's t on the log ratio of the means).
     Stats(StatsArgs),
     /// Replay the validation workloads on real Debian kernels (6.1, 6.12, 7.2) under QEMU, with
     /// MGLRU off and on, and compare the kernels' counters with the model's (fidelity table).
@@ -137,6 +138,27 @@ struct ValidateArgs {
 struct StatsArgs {
     /// A file of whitespace- or comma-separated columns with an optional header; - for stdin.
     input: PathBuf,
+    /// The values the numbers can take: the mean's 95% CI is cut at its edges (real: not cut;
+    /// nonnegative: counts, rates, times; unit: ratios in [0, 1] such as a hit ratio).
+    #[arg(long, value_enum, default_value_t = DomainArg::Real)]
+    domain: DomainArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DomainArg {
+    Real,
+    Nonnegative,
+    Unit,
+}
+
+impl From<DomainArg> for reclaimlab::stats::Domain {
+    fn from(d: DomainArg) -> Self {
+        match d {
+            DomainArg::Real => Self::Real,
+            DomainArg::Nonnegative => Self::NonNegative,
+            DomainArg::Unit => Self::Unit,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -1198,9 +1220,12 @@ fn bench_scaling(a: &BenchArgs) -> Result<(), String> {
 }
 
 /// `compare --seeds N`: every policy x seed (in parallel), then per metric the mean and 95% CI
-/// per policy and the Welch 95% CI of the relative change against the first policy.
+/// per policy (cut at the edges of the metric's domain) and the 95% CI of the relative change
+/// against the first policy (Welch's t on the log ratio of the means; where a mean is 0, the
+/// Welch CI of the difference, in the metric's units, prefixed "diff").
 fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Result<(), String> {
-    use reclaimlab::stats::{summary, welch_relative_change};
+    use reclaimlab::metrics::metric_domain;
+    use reclaimlab::stats::{fmt_pct, summary_in, welch_relative_change};
     let seeds: Vec<u64> = (0..a.seeds).map(|i| a.w.seed + i).collect();
     let results = reclaimlab::sim::run_matrix(scn, specs, &seeds, a.jobs)?;
     if let Some(path) = &a.save {
@@ -1229,14 +1254,15 @@ fn compare_seeds(scn: &Scenario, specs: &[PolicySpec], a: &CompareArgs) -> Resul
         let base = column(0, m);
         for (p, spec) in specs.iter().enumerate() {
             let xs = column(p, m);
-            let s = summary(&xs);
+            let s = summary_in(&xs, metric_domain(name));
             let vs = if p == 0 {
                 "baseline".to_string()
             } else {
                 match welch_relative_change(&base, &xs) {
-                    Some(w) if w.significant => {
-                        format!("{:+.2}% .. {:+.2}%", w.rel_pct.0, w.rel_pct.1)
-                    }
+                    Some(w) if w.significant => match w.rel {
+                        Some(r) => format!("{} .. {}", fmt_pct(r.pct.0), fmt_pct(r.pct.1)),
+                        None => format!("diff {} .. {}", fmt_num(w.ci95.0), fmt_num(w.ci95.1)),
+                    },
                     Some(_) => "no significance".to_string(),
                     None => "-".to_string(),
                 }
@@ -1296,7 +1322,10 @@ fn cmd_stats(a: StatsArgs) -> Result<(), String> {
         std::fs::read_to_string(&a.input).map_err(|e| format!("{}: {e}", a.input.display()))?
     };
     let columns = reclaimlab::stats::parse_columns(&text)?;
-    print!("{}", reclaimlab::stats::stats_report(&columns));
+    print!(
+        "{}",
+        reclaimlab::stats::stats_report(&columns, a.domain.into())
+    );
     Ok(())
 }
 

@@ -1,20 +1,26 @@
 //! Repetition statistics for `reclaimlab compare` and `reclaimlab stats`.
 //!
-//! Everything here is a pure function over `f64` samples. Student's t and the normal
-//! distribution come from the `statrs` crate.
-//! The definitions follow the spec's "Metrics, defined once" section:
+//! Everything here is a pure, deterministic function over `f64` samples. Student's t and the
+//! normal distribution come from the `statrs` crate. The definitions follow the spec's "Metrics,
+//! defined once" section, with intervals that stay inside their metric's domain:
 //!
-//! - [`summary`]: mean with a Student-t 95% confidence interval over N seeds.
-//! - [`welch_relative_change`]: Welch's two-sample t-test, reported as a 95% CI of the relative
-//!   change `(other − baseline) / mean(baseline) × 100`, "no significance" when the interval
-//!   spans 0. This is the method of the MGLRU cover letter (seed `002_8c563b9020eeae99.txt`,
-//!   appendix): R's `t.test(baseline, other)` with its default Welch–Satterthwaite df and
-//!   `p <- r$conf.int * 100 / r$estimate[1]`, printed negated (`[-p[2], -p[1]]`).
-//! - [`jain`]: Jain's fairness index `J = (Σx)² / (n·Σx²)` with the coefficient of variation,
-//!   min/max ratio and P10/P90, as in the fairness report of seed `000_2272684d5471770c.txt`.
+//! - [`summary`]: mean with a Student-t 95% confidence interval over N seeds;
+//!   [`summary_in`] cuts that interval at the edges of the metric's [`Domain`] (a count's mean
+//!   is never below 0, a ratio's never above 1).
+//! - [`welch_relative_change`]: Welch's two-sample t-test of the difference of means, exactly as
+//!   R's `t.test(baseline, other)` (the method of the MGLRU cover letter, seed
+//!   `002_8c563b9020eeae99.txt`, appendix), and the 95% CI of the relative change
+//!   `mean(other) / mean(baseline) − 1` computed on the log ratio of the means (Welch's t with
+//!   the delta method), so it never reaches −100% ([`RelChange`]). "No significance" when that
+//!   interval spans 0.
+//! - [`jain`]: Jain's fairness index `J = (Σx)² / (n·Σx²)` with a seeded percentile-bootstrap
+//!   95% interval, which stays in `[1/n, 1]`, and the coefficient of variation, min/max ratio
+//!   and P10/P90, as in the fairness report of seed `000_2272684d5471770c.txt`.
 
 use std::fmt::Write as _;
 
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal, StudentsT};
 
 // ---------------------------------------------------------------------------------------------
@@ -71,9 +77,40 @@ fn t_sf(t: f64, df: f64) -> f64 {
     }
 }
 
+/// Welch–Satterthwaite degrees of freedom of `a1 + a2`, where `a_i` is the squared standard
+/// error of a mean of `n_i` values: `(a1 + a2)² / (a1²/(n1 − 1) + a2²/(n2 − 1))`, computed from
+/// the shares `a_i / (a1 + a2)` so that it cannot overflow or underflow. Requires `a1 + a2 > 0`.
+fn welch_df(a1: f64, a2: f64, n1: usize, n2: usize) -> f64 {
+    let (w1, w2) = (a1 / (a1 + a2), a2 / (a1 + a2));
+    1.0 / (w1 * w1 / (n1 as f64 - 1.0) + w2 * w2 / (n2 as f64 - 1.0))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Summary: mean with a 95% CI
 // ---------------------------------------------------------------------------------------------
+
+/// The values a metric can take. A mean lies in the same range, so its confidence interval can
+/// be cut at the range's edges without losing coverage (see [`summary_in`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// Any real number: intervals are not cut.
+    Real,
+    /// `[0, ∞)`: counts, rates, times, coefficients of variation.
+    NonNegative,
+    /// `[0, 1]`: hit ratios, Jain's index (a missing index counts as 0 in `compare`).
+    Unit,
+}
+
+impl Domain {
+    /// The closed range `(low, high)`.
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            Domain::Real => (f64::NEG_INFINITY, f64::INFINITY),
+            Domain::NonNegative => (0.0, f64::INFINITY),
+            Domain::Unit => (0.0, 1.0),
+        }
+    }
+}
 
 /// Mean of a sample with a Student-t 95% confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,6 +121,8 @@ pub struct Summary {
     pub sd: f64,
     pub ci95_low: f64,
     pub ci95_high: f64,
+    /// True when [`summary_in`] cut the Student-t interval at an edge of the metric's domain.
+    pub clipped: bool,
 }
 
 fn mean(xs: &[f64]) -> f64 {
@@ -95,7 +134,8 @@ fn variance(xs: &[f64], m: f64) -> f64 {
     xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() as f64 - 1.0)
 }
 
-/// Mean ± `t(0.975, n−1) · sd/√n`.
+/// Mean ± `t(0.975, n−1) · sd/√n`, on the whole real line (see [`summary_in`] for a metric
+/// with a bounded range).
 ///
 /// Conventions: n = 1 gives `sd = 0` and a CI equal to the mean (no NaN: a single run carries no
 /// spread information, the caller decides whether to print the interval); n = 0 gives NaN for
@@ -109,6 +149,7 @@ pub fn summary(xs: &[f64]) -> Summary {
             sd: f64::NAN,
             ci95_low: f64::NAN,
             ci95_high: f64::NAN,
+            clipped: false,
         };
     }
     let m = mean(xs);
@@ -119,6 +160,7 @@ pub fn summary(xs: &[f64]) -> Summary {
             sd: 0.0,
             ci95_low: m,
             ci95_high: m,
+            clipped: false,
         };
     }
     let sd = variance(xs, m).sqrt();
@@ -129,14 +171,79 @@ pub fn summary(xs: &[f64]) -> Summary {
         sd,
         ci95_low: m - half,
         ci95_high: m + half,
+        clipped: false,
     }
 }
 
+/// [`summary`] for a metric whose values lie in `domain`: the Student-t interval intersected
+/// with the domain, `clipped` set when that cut anything.
+///
+/// The true mean of such a metric lies in the domain, so the intersection covers it whenever
+/// the t-interval does: the coverage stays at least 95%, and no bound claims an impossible
+/// value (a negative count, a hit ratio above 1). A bound on the edge means "the data cannot
+/// rule out the edge", typically few seeds with a large spread; `clipped` lets a table mark it.
+///
+/// A sample with a value outside `domain` (the domain is wrong for it) is returned as
+/// [`summary`] gives it, uncut.
+pub fn summary_in(xs: &[f64], domain: Domain) -> Summary {
+    let mut s = summary(xs);
+    let (lo, hi) = domain.bounds();
+    if s.n < 2 || xs.iter().any(|&x| !(lo..=hi).contains(&x)) {
+        return s;
+    }
+    if s.ci95_low < lo {
+        s.ci95_low = lo;
+        s.clipped = true;
+    }
+    if s.ci95_high > hi {
+        s.ci95_high = hi;
+        s.clipped = true;
+    }
+    s
+}
+
 // ---------------------------------------------------------------------------------------------
-// Welch's t-test as a relative change
+// Welch's t-test and the relative change
 // ---------------------------------------------------------------------------------------------
 
-/// Welch's two-sample t-test of `other` against `baseline`.
+/// The 95% confidence interval of the relative change `mean(other) / mean(baseline) − 1`.
+///
+/// Method: Welch's t on the log of the ratio of means, with the delta method for its standard
+/// error. With `r = m₂/m₁` and `aᵢ = sᵢ² / (nᵢ·mᵢ²)` (the squared coefficient of variation of
+/// each mean), `se = √(a₁ + a₂)` is the standard error of `ln r`, the degrees of freedom are
+/// Welch–Satterthwaite's on `a₁, a₂`, and the interval is
+/// `exp(ln r ∓ t(0.975, df)·se) − 1`. Being an exponential minus 1 it is always above −100%, and
+/// it is asymmetric the way a ratio is (halving is −50%, doubling +100%). Unlike seed 002's
+/// script, which divided `t.test`'s interval of the difference by the baseline mean as if that
+/// mean were known exactly, it counts the baseline mean's own uncertainty: for the seed's data
+/// its bounds lie within 0.25 percentage points of the script's (e.g. [38.70, 40.51]% for the
+/// script's [38.95, 40.26]%, where the baseline is the noisier sample), with the same verdicts.
+///
+/// Defined for nonnegative samples with positive means (a ratio-scale quantity). Then each
+/// `aᵢ ≤ 1` (a nonnegative sample's variance is at most `n·m²`) and `df ≥ 1`, so
+/// `t(0.975, df)·se ≤ 12.71·√2 < 18`: the interval is never wider than a factor `e³⁶`, and its
+/// lower bound is at least `r·e⁻¹⁸`. A percentage within 1.4e-14 of −100% is not representable,
+/// so a lower bound that would round onto −100% (a ratio below ~1e-16) is rounded up, to the
+/// inside of the domain; [`RelChange::ratio_ci95`] keeps the unrounded ratio.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RelChange {
+    /// `mean(other) / mean(baseline)`.
+    pub ratio: f64,
+    /// 95% CI of `ratio`, each bound in (0, ∞).
+    pub ratio_ci95: (f64, f64),
+    /// 95% CI of `(ratio − 1) × 100`, percent; each bound in (−100%, ∞).
+    pub pct: (f64, f64),
+    /// Standard error of `ln(ratio)` (delta method).
+    pub se_log: f64,
+    /// Welch–Satterthwaite degrees of freedom (fractional); `n₁ + n₂ − 2` when `se_log = 0`.
+    pub df: f64,
+    /// `ln(ratio) / se_log`; 0 or ±∞ when `se_log = 0`.
+    pub t: f64,
+    /// Two-sided p-value of `t` (H₀: equal means); below 0.05 exactly when `pct` excludes 0.
+    pub p_two_sided: f64,
+}
+
+/// Welch's two-sample t-test of `other` against `baseline`, and the relative change.
 ///
 /// Signs are "other minus baseline": R's `t.test(baseline, other)` prints `x − y`, i.e. the
 /// negated `t` and the negated, swapped confidence interval; `df` and the p-value are identical.
@@ -146,28 +253,96 @@ pub struct Welch {
     pub other_mean: f64,
     /// `mean(other) − mean(baseline)`.
     pub diff_mean: f64,
-    /// 95% CI of `mean(other) − mean(baseline)`.
+    /// 95% CI of `mean(other) − mean(baseline)` (Welch, as R's `t.test`).
     pub ci95: (f64, f64),
-    /// `ci95 / mean(baseline) × 100` (percent); NaN when the baseline mean is 0.
-    pub rel_pct: (f64, f64),
-    /// Welch–Satterthwaite degrees of freedom (fractional).
+    /// Welch–Satterthwaite degrees of freedom of the difference (fractional).
     pub df: f64,
     /// `diff_mean / se`.
     pub t: f64,
+    /// Two-sided p-value of the difference test.
     pub p_two_sided: f64,
-    /// False ("no significance") when the 95% CI strictly spans 0, as in the seed's R script
-    /// (`(p[1] > 0 && p[2] < 0) || (p[1] < 0 && p[2] > 0)`). Also false when both samples have
-    /// zero variance and equal means.
+    /// The relative change with its 95% CI; `None` when it is undefined: a sample with a
+    /// negative value, or a mean of 0 (then only the difference `ci95` is meaningful).
+    pub rel: Option<RelChange>,
+    /// True when the 95% interval excludes "no change": the relative interval [`RelChange::pct`]
+    /// when defined, else the difference `ci95`. False ("no significance") when the interval
+    /// strictly spans 0, as in the seed's R script
+    /// (`(p[1] > 0 && p[2] < 0) || (p[1] < 0 && p[2] > 0)`), and when it collapses onto 0 (both
+    /// samples constant and equal).
     pub significant: bool,
 }
 
+/// "Excludes 0" with the seed script's convention: an interval strictly spanning 0, or one
+/// collapsed onto 0, does not.
+fn excludes_zero(lo: f64, hi: f64) -> bool {
+    let spans_zero = lo < 0.0 && hi > 0.0;
+    let collapsed_at_zero = lo == 0.0 && hi == 0.0;
+    !spans_zero && !collapsed_at_zero
+}
+
+/// `(e^x − 1) × 100`, rounded up to the largest `f64` above −100% where it would round onto it.
+fn pct_of_log_ratio(x: f64) -> f64 {
+    (x.exp_m1() * 100.0).max((-100.0_f64).next_up())
+}
+
+/// The relative change of [`RelChange`]; `None` unless both samples are nonnegative with
+/// positive means. Needs n ≥ 2 finite values per sample (checked by the caller).
+fn relative_change(baseline: &[f64], other: &[f64], m1: f64, m2: f64) -> Option<RelChange> {
+    if m1 <= 0.0 || m2 <= 0.0 || baseline.iter().chain(other).any(|&x| x < 0.0) {
+        return None;
+    }
+    let (n1, n2) = (baseline.len(), other.len());
+    let a1 = variance(baseline, m1) / n1 as f64 / (m1 * m1);
+    let a2 = variance(other, m2) / n2 as f64 / (m2 * m2);
+    // ln m₂ − ln m₁ rather than ln(m₂/m₁): the ratio itself may overflow.
+    let lr = m2.ln() - m1.ln();
+    let ratio = lr.exp().max(f64::from_bits(1));
+    let se2 = a1 + a2;
+    if se2 > 0.0 && se2.is_finite() {
+        let se = se2.sqrt();
+        let df = welch_df(a1, a2, n1, n2);
+        let t = lr / se;
+        let p = (2.0 * t_sf(t.abs(), df)).min(1.0);
+        let half = t_quantile(0.975, df) * se;
+        Some(RelChange {
+            ratio,
+            ratio_ci95: ((lr - half).exp().max(f64::from_bits(1)), (lr + half).exp()),
+            pct: (pct_of_log_ratio(lr - half), pct_of_log_ratio(lr + half)),
+            se_log: se,
+            df,
+            t,
+            p_two_sided: p,
+        })
+    } else {
+        let (t, p) = if lr == 0.0 {
+            (0.0, 1.0)
+        } else {
+            (lr.signum() * f64::INFINITY, 0.0)
+        };
+        let pct = pct_of_log_ratio(lr);
+        Some(RelChange {
+            ratio,
+            ratio_ci95: (ratio, ratio),
+            pct: (pct, pct),
+            se_log: 0.0,
+            df: (n1 + n2 - 2) as f64,
+            t,
+            p_two_sided: p,
+        })
+    }
+}
+
 /// Welch's t-test exactly as R's `t.test(baseline, other)` (default: two-sided, unequal
-/// variances, 95%), with the CI expressed relative to the baseline mean as in seed 002.
+/// variances, 95%), with the relative change of [`RelChange`].
 ///
 /// Returns `None` when either sample has fewer than 2 values or contains a non-finite value
 /// (R refuses with "not enough observations"). If both samples have zero variance the test is
 /// degenerate: `se = 0`, the CI collapses to the difference, `df = n1 + n2 − 2`, `t` is 0 or
-/// ±∞ and `p` is 1 or 0.
+/// ±∞ and `p` is 1 or 0 (the same for the relative change).
+///
+/// Seed 002's script printed `t.test`'s difference interval divided by the baseline mean,
+/// `ci95 × 100 / baseline_mean`; that linear interval can fall below −100% when the spread is
+/// large, which is why [`Welch::rel`] is computed on the log ratio instead.
 pub fn welch_relative_change(baseline: &[f64], other: &[f64]) -> Option<Welch> {
     let (n1, n2) = (baseline.len(), other.len());
     if n1 < 2 || n2 < 2 || baseline.iter().chain(other).any(|x| !x.is_finite()) {
@@ -180,7 +355,7 @@ pub fn welch_relative_change(baseline: &[f64], other: &[f64]) -> Option<Welch> {
     let se = se2.sqrt();
     let diff = m2 - m1;
     let (df, t, p, ci95) = if se2 > 0.0 {
-        let df = se2 * se2 / (s1 * s1 / (n1 as f64 - 1.0) + s2 * s2 / (n2 as f64 - 1.0));
+        let df = welch_df(s1, s2, n1, n2);
         let t = diff / se;
         let p = (2.0 * t_sf(t.abs(), df)).min(1.0);
         let half = t_quantile(0.975, df) * se;
@@ -194,25 +369,36 @@ pub fn welch_relative_change(baseline: &[f64], other: &[f64]) -> Option<Welch> {
         };
         (df, t, p, (diff, diff))
     };
-    let rel_pct = if m1 != 0.0 {
-        (ci95.0 * 100.0 / m1, ci95.1 * 100.0 / m1)
-    } else {
-        (f64::NAN, f64::NAN)
+    let rel = relative_change(baseline, other, m1, m2);
+    let significant = match &rel {
+        Some(r) => excludes_zero(r.pct.0, r.pct.1),
+        None => excludes_zero(ci95.0, ci95.1),
     };
-    let spans_zero = ci95.0 < 0.0 && ci95.1 > 0.0;
-    let collapsed_at_zero = ci95.0 == 0.0 && ci95.1 == 0.0;
-    let significant = !spans_zero && !collapsed_at_zero;
     Some(Welch {
         baseline_mean: m1,
         other_mean: m2,
         diff_mean: diff,
         ci95,
-        rel_pct,
         df,
         t,
         p_two_sided: p,
+        rel,
         significant,
     })
+}
+
+/// A percentage with a sign and 2 decimals, or as many more as it takes for a value above −100%
+/// not to print as −100.00% (a relative change's lower bound can come arbitrarily close to
+/// −100% without reaching it).
+pub fn fmt_pct(x: f64) -> String {
+    let mut digits = 2;
+    loop {
+        let s = format!("{x:+.digits$}");
+        if x <= -100.0 || digits >= 16 || s.parse::<f64>().is_ok_and(|v| v > -100.0) {
+            return format!("{s}%");
+        }
+        digits += 1;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -225,6 +411,9 @@ pub struct Fairness {
     pub n: usize,
     /// Jain's index `(Σx)² / (n·Σx²)`, in `[1/n, 1]`.
     pub jain: f64,
+    /// 95% percentile-bootstrap interval of Jain's index ([`jain_bootstrap_ci95`]), inside
+    /// `[1/n, 1]`.
+    pub jain_ci95: (f64, f64),
     /// Coefficient of variation: sample sd (n − 1 denominator) / mean; 0 when n = 1.
     pub cov: f64,
     /// `min / max`.
@@ -245,7 +434,60 @@ pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[idx]
 }
 
-/// Jain's index with CoV, min/max ratio and P10/P90 (see [`percentile_sorted`]).
+/// Jain's index from `Σx` and `Σx²` of `n` nonnegative values: 1 when all are 0 (as
+/// [`jain`]), and never above 1 (Cauchy–Schwarz; `min` only removes rounding).
+fn jain_index(sum: f64, sum_sq: f64, n: usize) -> f64 {
+    if sum_sq == 0.0 {
+        1.0
+    } else {
+        (sum * sum / (n as f64 * sum_sq)).min(1.0)
+    }
+}
+
+/// Bootstrap resamples behind [`Fairness::jain_ci95`].
+pub const JAIN_BOOTSTRAP_RESAMPLES: usize = 2000;
+
+/// The fixed seed of that bootstrap, so the interval is the same on every run and machine.
+pub const JAIN_BOOTSTRAP_SEED: u64 = 0x4a41_494e_5f42_4f4f; // "JAIN_BOO"
+
+/// 95% percentile-bootstrap interval of Jain's index of nonnegative, finite `xs` (n ≥ 1).
+///
+/// [`JAIN_BOOTSTRAP_RESAMPLES`] resamples of n values drawn with replacement by a ChaCha8
+/// generator seeded with [`JAIN_BOOTSTRAP_SEED`] (index = the high 64 bits of
+/// `next_u64() × n`, which depends on nothing but the generator's stream); the bounds are the
+/// sorted resample indices at positions `⌊0.025·B⌋` and `⌈0.975·B⌉ − 1`. Every resample's index
+/// lies in `[1/n, 1]` (an all-zero resample counts as 1, as in [`jain`]), so the interval does
+/// too, whatever the data: the index's domain `(0, 1]` is respected by construction, with no
+/// normal approximation at the edge `J = 1` where the index of real workloads sits.
+pub fn jain_bootstrap_ci95(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len();
+    assert!(n > 0, "jain_bootstrap_ci95 of an empty sample");
+    let max = xs.iter().copied().fold(0.0_f64, f64::max);
+    if max == 0.0 || xs.iter().all(|&x| x == xs[0]) {
+        return (1.0, 1.0);
+    }
+    // Jain's index is scale-free; scaled to max 1 the sums cannot overflow.
+    let scaled: Vec<f64> = xs.iter().map(|&x| x / max).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(JAIN_BOOTSTRAP_SEED);
+    let mut js: Vec<f64> = (0..JAIN_BOOTSTRAP_RESAMPLES)
+        .map(|_| {
+            let (mut sum, mut sum_sq) = (0.0, 0.0);
+            for _ in 0..n {
+                let i = ((u128::from(rng.next_u64()) * n as u128) >> 64) as usize;
+                let x = scaled[i];
+                sum += x;
+                sum_sq += x * x;
+            }
+            jain_index(sum, sum_sq, n)
+        })
+        .collect();
+    js.sort_by(f64::total_cmp);
+    let b = JAIN_BOOTSTRAP_RESAMPLES;
+    (js[b * 25 / 1000], js[(b * 975).div_ceil(1000) - 1])
+}
+
+/// Jain's index with its bootstrap interval, CoV, min/max ratio and P10/P90 (see
+/// [`percentile_sorted`]).
 ///
 /// Returns `None` for an empty sample or one with a negative or non-finite value. All-zero
 /// samples count as perfectly fair: `jain = 1`, `cov = 0`, `min_max_ratio = 1`.
@@ -263,23 +505,27 @@ pub fn jain(xs: &[f64]) -> Option<Fairness> {
         return Some(Fairness {
             n,
             jain: 1.0,
+            jain_ci95: (1.0, 1.0),
             cov: 0.0,
             min_max_ratio: 1.0,
             p10,
             p90,
         });
     }
-    let sum: f64 = xs.iter().sum();
-    let sum_sq: f64 = xs.iter().map(|x| x * x).sum();
+    // Both the index and the CoV are scale-free: computed on x / max, nothing overflows.
+    let scaled: Vec<f64> = xs.iter().map(|&x| x / max).collect();
+    let sum: f64 = scaled.iter().sum();
+    let sum_sq: f64 = scaled.iter().map(|x| x * x).sum();
     let m = sum / n as f64;
     let cov = if n > 1 {
-        variance(xs, m).sqrt() / m
+        variance(&scaled, m).sqrt() / m
     } else {
         0.0
     };
     Some(Fairness {
         n,
-        jain: sum * sum / (n as f64 * sum_sq),
+        jain: jain_index(sum, sum_sq, n),
+        jain_ci95: jain_bootstrap_ci95(xs),
         cov,
         min_max_ratio: min / max,
         p10,
@@ -405,10 +651,11 @@ fn pval(p: f64) -> String {
     }
 }
 
-/// The `reclaimlab stats` report: for each column n / mean / 95% CI; Jain's index with CoV,
-/// min/max ratio and P10–P90; and each later column's Welch relative change against the first
-/// column (or "no significance").
-pub fn stats_report(columns: &[(String, Vec<f64>)]) -> String {
+/// The `reclaimlab stats` report: for each column n / mean / 95% CI (cut at the edges of
+/// `domain`, see [`summary_in`]); Jain's index with its bootstrap interval, CoV, min/max ratio
+/// and P10–P90; and each later column's relative change against the first column (the log-ratio
+/// interval of [`RelChange`], or "no significance").
+pub fn stats_report(columns: &[(String, Vec<f64>)], domain: Domain) -> String {
     let mut out = String::new();
     if columns.is_empty() {
         out.push_str("no columns\n");
@@ -421,14 +668,20 @@ pub fn stats_report(columns: &[(String, Vec<f64>)]) -> String {
         .unwrap_or(0)
         .max(6);
 
-    out.push_str("MEAN (95% CI, Student t)\n");
+    match domain {
+        Domain::Real => out.push_str("MEAN (95% CI, Student t)\n"),
+        Domain::NonNegative => {
+            out.push_str("MEAN (95% CI, Student t, cut at 0: values are nonnegative)\n")
+        }
+        Domain::Unit => out.push_str("MEAN (95% CI, Student t, cut to [0, 1]: values are in it)\n"),
+    }
     let _ = writeln!(
         out,
         "  {:<w$}  {:>5}  {:>14}  {:>14}  {:>31}",
         "column", "n", "mean", "sd", "95% CI"
     );
     for (name, xs) in columns {
-        let s = summary(xs);
+        let s = summary_in(xs, domain);
         let ci = if s.n >= 2 {
             format!("[{}, {}]", num(s.ci95_low), num(s.ci95_high))
         } else {
@@ -436,29 +689,34 @@ pub fn stats_report(columns: &[(String, Vec<f64>)]) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<w$}  {:>5}  {:>14}  {:>14}  {:>31}",
+            "  {:<w$}  {:>5}  {:>14}  {:>14}  {:>31}{}",
             name,
             s.n,
             num(s.mean),
             if s.n >= 2 { num(s.sd) } else { "-".to_string() },
-            ci
+            ci,
+            if s.clipped { "  (cut at the edge)" } else { "" }
         );
     }
 
-    out.push_str("\nFAIRNESS (Jain = (sum x)^2 / (n * sum x^2); P10/P90 = sorted[floor(p*n)])\n");
+    out.push_str(
+        "\nFAIRNESS (Jain = (sum x)^2 / (n * sum x^2), 95% CI: percentile bootstrap; \
+         P10/P90 = sorted[floor(p*n)])\n",
+    );
     let _ = writeln!(
         out,
-        "  {:<w$}  {:>9}  {:>8}  {:>8}  {:>14}  {:>14}",
-        "column", "Jain", "CoV", "min/max", "P10", "P90"
+        "  {:<w$}  {:>9}  {:>20}  {:>8}  {:>8}  {:>14}  {:>14}",
+        "column", "Jain", "95% CI", "CoV", "min/max", "P10", "P90"
     );
     for (name, xs) in columns {
         match jain(xs) {
             Some(f) => {
                 let _ = writeln!(
                     out,
-                    "  {:<w$}  {:>9.6}  {:>8.4}  {:>8.4}  {:>14}  {:>14}",
+                    "  {:<w$}  {:>9.6}  {:>20}  {:>8.4}  {:>8.4}  {:>14}  {:>14}",
                     name,
                     f.jain,
+                    format!("[{:.6}, {:.6}]", f.jain_ci95.0, f.jain_ci95.1),
                     f.cov,
                     f.min_max_ratio,
                     num(f.p10),
@@ -480,32 +738,52 @@ pub fn stats_report(columns: &[(String, Vec<f64>)]) -> String {
         let (base_name, base) = &columns[0];
         let _ = writeln!(
             out,
-            "\nRELATIVE CHANGE vs {base_name} (Welch's t-test, 95% CI of (x - {base_name}) / mean({base_name}))"
+            "\nRELATIVE CHANGE vs {base_name} (95% CI of mean(x) / mean({base_name}) - 1: \
+             Welch's t on the log ratio of the means)"
         );
         for (name, xs) in &columns[1..] {
             let line = match welch_relative_change(base, xs) {
                 None => "n/a (each column needs at least 2 values)".to_string(),
-                Some(wt) if !wt.rel_pct.0.is_finite() => format!(
-                    "n/a (baseline mean is 0); difference CI [{}, {}]",
-                    num(wt.ci95.0),
-                    num(wt.ci95.1)
-                ),
-                Some(wt) => {
-                    let detail = format!(
-                        "t = {:.4}, df = {:.3}, p-value {}",
-                        wt.t,
-                        wt.df,
-                        pval(wt.p_two_sided)
-                    );
-                    if wt.significant {
-                        format!("[{:+.2}%, {:+.2}%]  ({detail})", wt.rel_pct.0, wt.rel_pct.1)
-                    } else {
+                Some(wt) => match wt.rel {
+                    None => {
+                        let why = if base.iter().chain(xs).any(|&x| x < 0.0) {
+                            "negative values".to_string()
+                        } else if wt.baseline_mean <= 0.0 {
+                            format!("mean({base_name}) = 0")
+                        } else {
+                            "mean = 0".to_string()
+                        };
                         format!(
-                            "no significance  (CI [{:+.2}%, {:+.2}%]; {detail})",
-                            wt.rel_pct.0, wt.rel_pct.1
+                            "n/a ({why}); difference CI [{}, {}]{}  \
+                             (Welch's t-test: t = {:.4}, df = {:.3}, p-value {})",
+                            num(wt.ci95.0),
+                            num(wt.ci95.1),
+                            if wt.significant {
+                                ""
+                            } else {
+                                ", no significance"
+                            },
+                            wt.t,
+                            wt.df,
+                            pval(wt.p_two_sided)
                         )
                     }
-                }
+                    Some(r) => {
+                        let detail = format!(
+                            "ratio {}; t = {:.4}, df = {:.3}, p-value {}",
+                            num(r.ratio),
+                            r.t,
+                            r.df,
+                            pval(r.p_two_sided)
+                        );
+                        let ci = format!("[{}, {}]", fmt_pct(r.pct.0), fmt_pct(r.pct.1));
+                        if wt.significant {
+                            format!("{ci}  ({detail})")
+                        } else {
+                            format!("no significance  (CI {ci}; {detail})")
+                        }
+                    }
+                },
             };
             let _ = writeln!(out, "  {name:<w$}  {line}");
         }
@@ -589,15 +867,42 @@ mod tests {
         assert_sig(-w.ci95.0, r.ci.1, r.ci_sig, "CI high");
         assert!(close(w.baseline_mean, r.means.0, 0.0051), "mean x");
         assert!(close(w.other_mean, r.means.1, 0.0051), "mean y");
+        // The seed script's line is t.test's interval over the baseline mean: reproduced to
+        // its 2 decimals. Ours is the log-ratio interval (`RelChange`): the same decision on
+        // significance, and the same bounds to within REL_TOL percentage points.
+        let seed_rel = (
+            w.ci95.0 * 100.0 / w.baseline_mean,
+            w.ci95.1 * 100.0 / w.baseline_mean,
+        );
+        let rel = w.rel.expect("positive samples");
         match r.rel {
             Some((lo, hi)) => {
                 assert!(w.significant);
-                assert!(close(w.rel_pct.0, lo, 0.005), "rel lo {}", w.rel_pct.0);
-                assert!(close(w.rel_pct.1, hi, 0.005), "rel hi {}", w.rel_pct.1);
+                assert!(close(seed_rel.0, lo, 0.005), "seed rel lo {}", seed_rel.0);
+                assert!(close(seed_rel.1, hi, 0.005), "seed rel hi {}", seed_rel.1);
+                assert!(
+                    close(rel.pct.0, lo, REL_TOL),
+                    "rel lo {} vs {lo}",
+                    rel.pct.0
+                );
+                assert!(
+                    close(rel.pct.1, hi, REL_TOL),
+                    "rel hi {} vs {hi}",
+                    rel.pct.1
+                );
             }
-            None => assert!(!w.significant),
+            None => {
+                assert!(!w.significant);
+                assert!(seed_rel.0 < 0.0 && seed_rel.1 > 0.0);
+                assert!(rel.pct.0 < 0.0 && rel.pct.1 > 0.0);
+            }
         }
+        // The log-ratio test's p-value agrees with its interval.
+        assert_eq!(rel.p_two_sided < 0.05, w.significant);
     }
+
+    /// How far the log-ratio interval may lie from the seed's linear one (percentage points).
+    const REL_TOL: f64 = 0.3;
 
     #[test]
     fn welch_seed002_concurr1_dist1() {
@@ -721,17 +1026,75 @@ mod tests {
         let w = welch_relative_change(&[5.0; 4], &[5.0; 4]).unwrap();
         assert!(!w.significant);
         assert_eq!((w.t, w.p_two_sided, w.ci95), (0.0, 1.0, (0.0, 0.0)));
-        assert_eq!(w.rel_pct, (0.0, 0.0));
+        let r = w.rel.unwrap();
+        assert_eq!(
+            (r.pct, r.t, r.p_two_sided, r.df),
+            ((0.0, 0.0), 0.0, 1.0, 6.0)
+        );
         // Different constant samples: significant, +100%.
         let w = welch_relative_change(&[5.0; 3], &[10.0; 3]).unwrap();
         assert!(w.significant && w.t == f64::INFINITY && w.p_two_sided == 0.0);
-        assert_eq!(w.rel_pct, (100.0, 100.0));
-        // Baseline mean 0: relative change undefined.
+        let r = w.rel.unwrap();
+        assert!(close(r.pct.0, 100.0, 1e-12) && r.pct.0 == r.pct.1, "{r:?}");
+        assert!(r.t == f64::INFINITY && r.p_two_sided == 0.0);
+        // Baseline mean 0 (and a negative value): relative change undefined; significance
+        // falls back to the difference interval.
         let w = welch_relative_change(&[-1.0, 1.0], &[2.0, 3.0]).unwrap();
-        assert!(w.rel_pct.0.is_nan() && w.rel_pct.1.is_nan());
-        // One constant sample, the other varying: still a finite Welch test (df = n2 − 1).
+        assert!(w.rel.is_none());
+        assert_eq!(w.significant, w.ci95.0 > 0.0 || w.ci95.1 < 0.0);
+        // A mean of 0 in nonnegative data: undefined too (the ratio is 0 or infinite).
+        let w = welch_relative_change(&[0.0, 0.0, 0.0], &[2.0, 3.0, 2.5]).unwrap();
+        assert!(w.rel.is_none() && w.significant);
+        let w = welch_relative_change(&[2.0, 3.0, 2.5], &[0.0; 3]).unwrap();
+        assert!(w.rel.is_none() && w.significant);
+        // Positive means but a negative value: a signed quantity, no relative interval.
+        let w = welch_relative_change(&[-1.0, 5.0], &[2.0, 3.0]).unwrap();
+        assert!(w.rel.is_none());
+        // Zeros inside a positive-mean sample are fine.
+        let w = welch_relative_change(&[0.0, 4.0, 2.0], &[1.0, 3.0, 2.0]).unwrap();
+        assert!(w.rel.is_some() && !w.significant);
+        // One constant sample, the other varying: still a finite Welch test (df = n2 − 1),
+        // on both scales.
         let w = welch_relative_change(&[5.0; 4], &[4.0, 6.0, 5.0, 7.0]).unwrap();
         assert!(close(w.df, 3.0, 1e-12));
+        assert!(close(w.rel.unwrap().df, 3.0, 1e-12));
+    }
+
+    #[test]
+    fn relative_change_stays_above_minus_100_where_the_linear_one_does_not() {
+        // A large spread with n = 2: t.test's interval over the baseline mean reaches far below
+        // −100%; the log-ratio interval is wide but stays above it.
+        let base = [10.0, 1000.0];
+        let other = [1.0, 2.0];
+        let w = welch_relative_change(&base, &other).unwrap();
+        assert!(w.ci95.0 * 100.0 / w.baseline_mean < -100.0, "{w:?}");
+        let r = w.rel.unwrap();
+        assert!(r.pct.0 > -100.0 && r.pct.0 < r.pct.1, "{r:?}");
+        assert!(!w.significant);
+        // Halving and doubling are symmetric on this scale: r and 1/r give mirrored bounds.
+        let a = welch_relative_change(&[10.0, 12.0, 11.0], &[20.0, 23.0, 22.0]).unwrap();
+        let b = welch_relative_change(&[20.0, 23.0, 22.0], &[10.0, 12.0, 11.0]).unwrap();
+        let (ra, rb) = (a.rel.unwrap(), b.rel.unwrap());
+        assert!(close(
+            1.0 + ra.pct.0 / 100.0,
+            1.0 / (1.0 + rb.pct.1 / 100.0),
+            1e-12
+        ));
+        assert!(close(ra.t, -rb.t, 1e-12) && close(ra.df, rb.df, 1e-12));
+    }
+
+    #[test]
+    fn fmt_pct_never_rounds_onto_minus_100() {
+        assert_eq!(fmt_pct(38.9512), "+38.95%");
+        assert_eq!(fmt_pct(-4.0), "-4.00%");
+        assert_eq!(fmt_pct(-99.9999985), "-99.999999%");
+        let near = fmt_pct((-100.0_f64).next_up());
+        assert!(
+            near.trim_end_matches('%').parse::<f64>().unwrap() > -100.0,
+            "{near}"
+        );
+        assert_eq!(fmt_pct(-100.0), "-100.00%");
+        assert_eq!(fmt_pct(f64::INFINITY), "+inf%");
     }
 
     #[test]
@@ -911,6 +1274,9 @@ mod tests {
         assert_eq!(f.min_max_ratio, 0.0);
         // Equal shares: J = 1.
         assert!(close(jain(&[3.0; 5]).unwrap().jain, 1.0, 1e-15));
+        assert_eq!(jain(&[3.0; 5]).unwrap().jain_ci95, (1.0, 1.0));
+        assert_eq!(jain(&[7.0]).unwrap().jain_ci95, (1.0, 1.0));
+        assert_eq!(jain(&[0.0, 0.0]).unwrap().jain_ci95, (1.0, 1.0));
     }
 
     #[test]
@@ -952,9 +1318,11 @@ mod tests {
             ("base80".to_string(), BASE_80_RANDOM.to_vec()),
             ("single".to_string(), vec![1.0]),
         ];
-        let r = stats_report(&cols);
+        let r = stats_report(&cols, Domain::Real);
         assert!(r.contains("8410.71"), "{r}");
-        assert!(r.contains("[+38.95%, +40.26%]"), "{r}");
+        // The seed printed [38.95, 40.26]% (linear); the log-ratio interval also counts the
+        // uncertainty of the baseline mean.
+        assert!(r.contains("[+38.70%, +40.51%]"), "{r}");
         assert!(r.contains("p-value < 2.2e-16"), "{r}");
         let base80 = r.lines().rfind(|l| l.contains("base80")).unwrap();
         assert!(base80.contains("no significance"), "{r}");
@@ -969,8 +1337,139 @@ mod tests {
                 .zip(MGLRU_CLIENTS.iter())
                 .map(|(a, b)| format!("{a} {b}\n"))
                 .collect::<String>();
-        let r = stats_report(&parse_columns(&text).unwrap());
+        let r = stats_report(&parse_columns(&text).unwrap(), Domain::NonNegative);
         assert!(r.contains("0.981188") && r.contains("0.997138"), "{r}");
         assert!(r.contains("[908.2"), "{r}");
+        assert!(!r.contains("cut at the edge"), "{r}");
+        // A mean CI that the t-interval would take below 0 is cut, and says so.
+        let cols = vec![("few".to_string(), vec![0.0, 0.0, 9.0])];
+        let r = stats_report(&cols, Domain::NonNegative);
+        assert!(r.contains("[0, ") && r.contains("(cut at the edge)"), "{r}");
+        let r = stats_report(&cols, Domain::Real);
+        assert!(r.contains("[-") && !r.contains("cut"), "{r}");
+        // A relative change with a mean of 0 falls back to the difference.
+        let cols = vec![
+            ("a".to_string(), vec![3.0, 4.0, 5.0]),
+            ("b".to_string(), vec![0.0, 0.0, 0.0]),
+        ];
+        let r = stats_report(&cols, Domain::NonNegative);
+        let b = r.lines().rfind(|l| l.starts_with("  b ")).unwrap();
+        assert!(b.contains("n/a (mean = 0); difference CI [-6.4"), "{r}");
+    }
+
+    #[test]
+    fn summary_in_cuts_at_the_domain_and_keeps_the_rest() {
+        // Seed 000's CIs are far from 0: unchanged.
+        let s = summary(&LRU_CLIENTS);
+        let t = summary_in(&LRU_CLIENTS, Domain::NonNegative);
+        assert_eq!(
+            (t.ci95_low, t.ci95_high, t.clipped),
+            (s.ci95_low, s.ci95_high, false)
+        );
+        // Few seeds of a rare event: the t-interval goes below 0, the count's mean cannot.
+        let xs = [0.0, 0.0, 0.0, 2.0];
+        let s = summary(&xs);
+        assert!(s.ci95_low < 0.0);
+        let t = summary_in(&xs, Domain::NonNegative);
+        assert_eq!(
+            (t.ci95_low, t.ci95_high, t.clipped),
+            (0.0, s.ci95_high, true)
+        );
+        assert_eq!((t.mean, t.sd), (s.mean, s.sd));
+        // A ratio near 1.
+        let xs = [0.999, 1.0, 0.98];
+        let t = summary_in(&xs, Domain::Unit);
+        assert!(t.clipped && t.ci95_high == 1.0 && t.ci95_low > 0.9, "{t:?}");
+        // Values outside the domain: uncut.
+        let xs = [-1.0, 0.5, 2.0];
+        assert_eq!(summary_in(&xs, Domain::NonNegative), summary(&xs));
+        assert_eq!(summary_in(&xs, Domain::Real), summary(&xs));
+        assert_eq!(summary_in(&[3.0], Domain::Unit), summary(&[3.0]));
+    }
+
+    #[test]
+    fn jain_bootstrap_interval_is_deterministic_and_in_range() {
+        let f = jain(&LRU_CLIENTS).unwrap();
+        let (lo, hi) = f.jain_ci95;
+        assert!(
+            1.0 / 64.0 <= lo && lo < f.jain && f.jain < hi && hi <= 1.0,
+            "{f:?}"
+        );
+        assert_eq!(jain(&LRU_CLIENTS).unwrap().jain_ci95, (lo, hi));
+        let g = jain(&MGLRU_CLIENTS).unwrap();
+        assert!(g.jain_ci95.0 < g.jain && g.jain < g.jain_ci95.1 && g.jain_ci95.1 <= 1.0);
+        // The seed's two kernels do not overlap: MGLRU's clients are the fairer.
+        assert!(hi < g.jain_ci95.0, "{f:?} {g:?}");
+        // One worker gets everything: resamples give k/4 or 1.
+        let f = jain(&[0.0, 0.0, 0.0, 10.0]).unwrap();
+        assert_eq!(f.jain_ci95, (0.25, 1.0));
+        // Scale-free.
+        let scaled: Vec<f64> = LRU_CLIENTS.iter().map(|x| x * 1e250).collect();
+        let h = jain(&scaled).unwrap();
+        assert!(
+            close(h.jain, 0.981188, 5e-7) && h.jain_ci95.1 <= 1.0,
+            "{h:?}"
+        );
+    }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Nonnegative samples with the awkward cases: zeros, constants, huge spreads, n = 2.
+        fn sample() -> impl Strategy<Value = Vec<f64>> {
+            prop_oneof![
+                prop::collection::vec(0.0..1e6_f64, 2..12),
+                prop::collection::vec(prop_oneof![Just(0.0), 1e-9..1e-6_f64, 1e6..1e12_f64], 2..6),
+                prop::collection::vec(prop_oneof![Just(0.0), Just(1.0)], 2..8),
+                (0.0..1e9_f64).prop_map(|x| vec![x, x, x]),
+                (1e-12..1e12_f64, 1e-12..1e12_f64).prop_map(|(a, b)| vec![a, b]),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            #[test]
+            fn relative_change_stays_above_minus_100(base in sample(), other in sample()) {
+                let w = welch_relative_change(&base, &other).unwrap();
+                let m_pos = mean(&base) > 0.0 && mean(&other) > 0.0;
+                prop_assert_eq!(w.rel.is_some(), m_pos);
+                if let Some(r) = w.rel {
+                    prop_assert!(r.pct.0 > -100.0, "{:?}", r);
+                    prop_assert!(r.ratio_ci95.0 > 0.0 && r.ratio_ci95.0 <= r.ratio_ci95.1);
+                    prop_assert!(r.pct.0 <= r.pct.1, "{:?}", r);
+                    prop_assert!(!r.pct.0.is_nan() && !r.pct.1.is_nan());
+                    // The point estimate lies inside, and the interval's verdict is the test's.
+                    let point = (r.ratio - 1.0) * 100.0;
+                    let tol = 1e-9 * point.abs().max(1.0);
+                    prop_assert!(r.pct.0 <= point + tol && point - tol <= r.pct.1, "{:?}", r);
+                    prop_assert!(r.df >= 1.0 - 1e-9, "{:?}", r);
+                    prop_assert!(!fmt_pct(r.pct.0).starts_with("-100.0"));
+                    if r.se_log > 0.0 {
+                        prop_assert_eq!(w.significant, r.p_two_sided < 0.05, "{:?}", r);
+                    }
+                }
+            }
+
+            #[test]
+            fn jain_interval_stays_in_its_domain(xs in prop::collection::vec(
+                prop_oneof![Just(0.0), 0.0..1e3_f64, 1e3..1e15_f64], 1..40)) {
+                let f = jain(&xs).unwrap();
+                let (lo, hi) = f.jain_ci95;
+                let floor = 1.0 / xs.len() as f64 - 1e-12;
+                prop_assert!(lo > 0.0 && lo >= floor && lo <= hi && hi <= 1.0, "{:?}", f);
+                prop_assert!(f.jain >= floor && f.jain <= 1.0, "{:?}", f);
+            }
+
+            #[test]
+            fn summary_in_stays_in_its_domain(xs in sample()) {
+                let s = summary_in(&xs, Domain::NonNegative);
+                prop_assert!(s.ci95_low >= 0.0 && s.ci95_low <= s.mean && s.mean <= s.ci95_high);
+                let unit: Vec<f64> = xs.iter().map(|x| x / (1.0 + x)).collect();
+                let s = summary_in(&unit, Domain::Unit);
+                prop_assert!(s.ci95_low >= 0.0 && s.ci95_high <= 1.0, "{:?}", s);
+            }
+        }
     }
 }
