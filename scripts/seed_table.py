@@ -4,7 +4,8 @@ Usage: python3 scripts/seed_table.py target/release/reclaimlab DIR > table.md, w
 NAME.json from `reclaimlab compare NAME --policies classic,mglru:6.12,mglru:7.1,mglru:7.2[,
 mglru:7.2.13] --seeds 6 --save DIR/NAME.json` for every seed scenario (docs/seed-results.md).
 
-Per scenario and metric: each policy's mean with its 95% CI, Welch 95% CIs of the relative change
+Per scenario and metric: each policy's mean with its 95% CI (cut at 0, or to [0, 1] for Jain's
+index), 95% CIs of the relative change (Welch's t on the log ratio of the means)
 of MGLRU 6.12 and 7.2 against classic, of 7.2 against 7.1 (the 2026 series' own effect) and, when
 the runs include a fifth policy (mglru:7.2.13, Debian's 7.2), of that one against classic. The
 statistics come from `reclaimlab stats` (the same code as `compare`).
@@ -72,7 +73,7 @@ SCENARIOS = [
 
 
 def stats(cols):
-    """Welch CIs of each later column against the first, from `reclaimlab stats`."""
+    """Relative-change CIs of each later column against the first, from `reclaimlab stats`."""
     n = len(cols[0])
     text = "\n".join(" ".join(repr(float(c[i])) for c in cols) for i in range(n))
     out = subprocess.run([BIN, "stats", "-"], input="a b\n" + text, capture_output=True, text=True).stdout
@@ -80,11 +81,12 @@ def stats(cols):
     return m.group(1) if m else "?"
 
 
-def mean_ci(xs):
+def mean_ci(xs, domain):
     n = len(xs)
     mean = sum(xs) / n
     text = "\n".join(repr(float(x)) for x in xs)
-    out = subprocess.run([BIN, "stats", "-"], input="x\n" + text, capture_output=True, text=True).stdout
+    out = subprocess.run([BIN, "stats", "--domain", domain, "-"], input="x\n" + text,
+                         capture_output=True, text=True).stdout
     m = re.search(r"\n  x\s+\d+\s+(\S+)\s+(\S+)\s+\[(\S+), (\S+)\]", out)
     if not m:
         return f"{mean:.4g}"
@@ -94,6 +96,8 @@ def mean_ci(xs):
 def welch(base, xs):
     if sum(base) == 0:
         return "= 0" if sum(xs) == 0 else "(classic 0)"
+    if sum(xs) == 0:
+        return "-100% (all 0)"
     if all(x == base[0] for x in base) and all(x == xs[0] for x in xs):
         if base[0] == xs[0]:
             return "="
@@ -116,7 +120,7 @@ for name, metrics, seed in SCENARIOS:
         print("|" + "---|" * len(header))
     for k in metrics:
         cols = [[GET[k](r) for r in per] for per in runs]
-        cells = [mean_ci(c) for c in cols]
+        cells = [mean_ci(c, "unit" if k.startswith("Jain") else "nonnegative") for c in cols]
         vs = [welch(cols[0], cols[1]), welch(cols[0], cols[3]), welch(cols[2], cols[3])]
         if extra:
             vs.append(welch(cols[0], cols[4]))

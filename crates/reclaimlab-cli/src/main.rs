@@ -1,6 +1,6 @@
 //! `reclaimlab`: a thin command line over the reclaimlab library.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use reclaimlab::machine::{DeviceProfile, SwapConfig};
 use reclaimlab::metrics::RunResult;
 use reclaimlab::options;
@@ -80,8 +80,9 @@ enum Cmd {
     /// Miss-ratio curve of a trace: textbook LRU exactly from stack distances in one pass
     /// (optionally SHARDS-sampled), any other policy by a parallel sweep over sizes.
     Mrc(MrcArgs),
-    /// Statistics of columns of numbers (a file or stdin): mean and 95% CI, Jain's index, and
-    /// each column's Welch 95% CI of the relative change against the first.
+    /// Statistics of columns of numbers (a file or stdin): mean and 95% CI, Jain's index with a
+    /// bootstrap 95% CI, and each column's 95% CI of the relative change against the first
+    /// (Welch's t on the log ratio of the means).
     Stats(StatsArgs),
     /// Replay the validation workloads on real Debian kernels (6.1, 6.12, 7.2) under QEMU, with
     /// MGLRU off and on, and compare the kernels' counters with the model's (fidelity table).
@@ -178,6 +179,27 @@ struct ValidateArgs {
 struct StatsArgs {
     /// A file of whitespace- or comma-separated columns with an optional header; - for stdin.
     input: PathBuf,
+    /// The values the numbers can take: the mean's 95% CI is cut at its edges (real: not cut;
+    /// nonnegative: counts, rates, times; unit: ratios in [0, 1] such as a hit ratio).
+    #[arg(long, value_enum, default_value_t = DomainArg::Real)]
+    domain: DomainArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DomainArg {
+    Real,
+    Nonnegative,
+    Unit,
+}
+
+impl From<DomainArg> for reclaimlab::stats::Domain {
+    fn from(d: DomainArg) -> Self {
+        match d {
+            DomainArg::Real => Self::Real,
+            DomainArg::Nonnegative => Self::NonNegative,
+            DomainArg::Unit => Self::Unit,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -1609,8 +1631,10 @@ fn compare_runs(
     results
 }
 
-/// `compare --seeds N`: per metric the mean and 95% CI per policy and the Welch 95% CI of the
-/// relative change against the first policy, from `results[policy][seed]`.
+/// `compare --seeds N`: per metric the mean and 95% CI per policy (cut at the edges of the
+/// metric's domain) and the 95% CI of the relative change against the first policy (Welch's t
+/// on the log ratio of the means; where a mean is 0, the Welch CI of the difference, in the
+/// metric's units, prefixed "diff"), from `results[policy][seed]`.
 fn compare_seeds(
     scn: &Scenario,
     specs: &[PolicySpec],
@@ -1618,7 +1642,8 @@ fn compare_seeds(
     results: &[Vec<RunResult>],
     a: &CompareArgs,
 ) -> Result<(), String> {
-    use reclaimlab::stats::{summary, welch_relative_change};
+    use reclaimlab::metrics::metric_domain;
+    use reclaimlab::stats::{fmt_pct, summary_in, welch_relative_change};
     if let Some(path) = &a.save {
         let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
         write_atomic(path, json.as_bytes())?;
@@ -1645,14 +1670,15 @@ fn compare_seeds(
         let base = column(0, m);
         for (p, spec) in specs.iter().enumerate() {
             let xs = column(p, m);
-            let s = summary(&xs);
+            let s = summary_in(&xs, metric_domain(name));
             let vs = if p == 0 {
                 "baseline".to_string()
             } else {
                 match welch_relative_change(&base, &xs) {
-                    Some(w) if w.significant => {
-                        format!("{:+.2}% .. {:+.2}%", w.rel_pct.0, w.rel_pct.1)
-                    }
+                    Some(w) if w.significant => match w.rel {
+                        Some(r) => format!("{} .. {}", fmt_pct(r.pct.0), fmt_pct(r.pct.1)),
+                        None => format!("diff {} .. {}", fmt_num(w.ci95.0), fmt_num(w.ci95.1)),
+                    },
                     Some(_) => "no significance".to_string(),
                     None => "-".to_string(),
                 }
@@ -1721,7 +1747,10 @@ fn cmd_stats(a: StatsArgs) -> Result<(), String> {
         std::fs::read_to_string(&a.input).map_err(|e| format!("{}: {e}", a.input.display()))?
     };
     let columns = reclaimlab::stats::parse_columns(&text)?;
-    out!("{}", reclaimlab::stats::stats_report(&columns));
+    out!(
+        "{}",
+        reclaimlab::stats::stats_report(&columns, a.domain.into())
+    );
     Ok(())
 }
 

@@ -131,6 +131,35 @@ fn stats_reads_columns_from_stdin() {
 }
 
 #[test]
+fn stats_intervals_stay_in_their_domain() {
+    // A noisy baseline, n = 2: the seed's linear method would print a lower bound far below
+    // -100%; the log-ratio interval stays above it. The counts' mean CIs are cut at 0.
+    let input = Some("base new\n10 1\n1000 2\n");
+    let o = reclaimlab(&["stats", "--domain", "nonnegative", "-"], input);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text.lines().rfind(|l| l.starts_with("  new ")).unwrap();
+    assert!(line.contains("no significance"), "{text}");
+    let lo: f64 = line
+        .split("CI [")
+        .nth(1)
+        .unwrap()
+        .split('%')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(lo > -100.0, "{text}");
+    assert!(
+        text.contains("[0, ") && text.contains("(cut at the edge)"),
+        "{text}"
+    );
+    // Without --domain nothing is cut.
+    let o = reclaimlab(&["stats", "-"], input);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("cut at the edge"));
+}
+
+#[test]
 fn compare_with_seeds_prints_welch_intervals() {
     let o = reclaimlab(
         &[

@@ -306,6 +306,18 @@ pub const TABLE_COUNTERS: &[&str] = &[
 /// The seed Chrome/Node report's latency buckets in seconds: [0,1), [1,2), ... [128,∞).
 pub const REQUEST_BUCKETS_S: usize = 9;
 
+/// The domain of a [`RunResult::metrics`] row, for intervals that respect it: hit ratios and
+/// Jain's indices (0 when missing) lie in [0, 1], every other row (counts, rates, times,
+/// coefficients of variation) is nonnegative.
+pub fn metric_domain(name: &str) -> crate::stats::Domain {
+    match name {
+        "hit_ratio" | "jain_workers" | "jain_memcgs" | "req_jain_workers" | "req_jain_memcgs" => {
+            crate::stats::Domain::Unit
+        }
+        _ => crate::stats::Domain::NonNegative,
+    }
+}
+
 impl RunResult {
     /// Every figure a comparison reports, as (name, value) rows in a fixed order: the headline,
     /// Jain's fairness over workers and memcgs (of throughput and of request rates), the

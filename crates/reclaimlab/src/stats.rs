@@ -1,347 +1,116 @@
 //! Repetition statistics for `reclaimlab compare` and `reclaimlab stats`.
 //!
-//! Everything here is a pure function over `f64` samples, with no dependency beyond `std`.
-//! The definitions follow the spec's "Metrics, defined once" section:
+//! Everything here is a pure, deterministic function over `f64` samples. Student's t and the
+//! normal distribution come from the `statrs` crate. The definitions follow the spec's "Metrics,
+//! defined once" section, with intervals that stay inside their metric's domain:
 //!
-//! - [`summary`]: mean with a Student-t 95% confidence interval over N seeds.
-//! - [`welch_relative_change`]: Welch's two-sample t-test, reported as a 95% CI of the relative
-//!   change `(other − baseline) / mean(baseline) × 100`, "no significance" when the interval
-//!   spans 0. This is the method of the MGLRU cover letter (seed `002_8c563b9020eeae99.txt`,
-//!   appendix): R's `t.test(baseline, other)` with its default Welch–Satterthwaite df and
-//!   `p <- r$conf.int * 100 / r$estimate[1]`, printed negated (`[-p[2], -p[1]]`).
-//! - [`jain`]: Jain's fairness index `J = (Σx)² / (n·Σx²)` with the coefficient of variation,
-//!   min/max ratio and P10/P90, as in the fairness report of seed `000_2272684d5471770c.txt`.
-//!
-//! The Student t distribution is implemented here: its CDF through the regularized incomplete
-//! beta function (modified Lentz continued fraction), its quantile by safeguarded Newton
-//! iteration on that CDF, and the normal limit (df = ∞) through the regularized incomplete
-//! gamma function.
+//! - [`summary`]: mean with a Student-t 95% confidence interval over N seeds;
+//!   [`summary_in`] cuts that interval at the edges of the metric's [`Domain`] (a count's mean
+//!   is never below 0, a ratio's never above 1).
+//! - [`welch_relative_change`]: Welch's two-sample t-test of the difference of means, exactly as
+//!   R's `t.test(baseline, other)` (the method of the MGLRU cover letter, seed
+//!   `002_8c563b9020eeae99.txt`, appendix), and the 95% CI of the relative change
+//!   `mean(other) / mean(baseline) − 1` computed on the log ratio of the means (Welch's t with
+//!   the delta method), so it never reaches −100% ([`RelChange`]). "No significance" when that
+//!   interval spans 0.
+//! - [`jain`]: Jain's fairness index `J = (Σx)² / (n·Σx²)` with a seeded percentile-bootstrap
+//!   95% interval, which stays in `[1/n, 1]`, and the coefficient of variation, min/max ratio
+//!   and P10/P90, as in the fairness report of seed `000_2272684d5471770c.txt`.
 
-use std::f64::consts::PI;
 use std::fmt::Write as _;
 
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use statrs::distribution::{Continuous, ContinuousCDF, Normal, StudentsT};
+
 // ---------------------------------------------------------------------------------------------
-// Special functions
+// Student's t (statrs)
 // ---------------------------------------------------------------------------------------------
 
-/// `ln Γ(x)` for `x > 0` (Lanczos approximation, g = 7, 9 terms; relative error ~1e-15).
-pub fn ln_gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        // Reflection: Γ(x)Γ(1−x) = π / sin(πx).
-        return (PI / (PI * x).sin()).ln() - ln_gamma(1.0 - x);
+/// Quantile of Student's t: the `t` with `P(T ≤ t) = p`, for `0 < p < 1` and `df > 0`
+/// (fractional df allowed; `df = ∞` is the standard normal). NaN outside that range.
+///
+/// `statrs` inverts the CDF through the inverse incomplete beta function, which loses accuracy
+/// as df grows (at df = 10⁶ its 0.975 quantile is 1.2e-4 too small). Its result is the start of
+/// a few Newton steps on `statrs`'s own CDF (accurate to ~1e-11), on the tail nearer to `p`.
+fn t_quantile(p: f64, df: f64) -> f64 {
+    if !(p > 0.0 && p < 1.0) || df.is_nan() || df <= 0.0 {
+        return f64::NAN;
     }
-    let x = x - 1.0;
-    let mut a = C[0];
-    let t = x + G + 0.5;
-    for (i, c) in C.iter().enumerate().skip(1) {
-        a += c / (x + i as f64);
+    if df.is_infinite() {
+        return Normal::standard().inverse_cdf(p);
     }
-    0.5 * (2.0 * PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-}
-
-/// `ln B(a, b)`.
-fn ln_beta(a: f64, b: f64) -> f64 {
-    ln_gamma(a) + ln_gamma(b) - ln_gamma(a + b)
-}
-
-/// Continued fraction for the incomplete beta function (modified Lentz's method).
-fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
-    const TINY: f64 = 1e-300;
-    const EPS: f64 = 1e-16;
-    const MAX_ITER: usize = 100_000;
-    let qab = a + b;
-    let qap = a + 1.0;
-    let qam = a - 1.0;
-    let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
-    let mut h = d;
-    for m in 1..=MAX_ITER {
-        let m = m as f64;
-        let m2 = 2.0 * m;
-        // Even step.
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
+    let Ok(dist) = StudentsT::new(0.0, 1.0, df) else {
+        return f64::NAN;
+    };
+    let mut t = dist.inverse_cdf(p);
+    for _ in 0..8 {
+        // The residual on the lower or upper tail, whichever is the smaller probability.
+        let excess = if p < 0.5 {
+            dist.cdf(t) - p
+        } else {
+            (1.0 - p) - dist.sf(t)
+        };
+        let step = excess / dist.pdf(t);
+        if !step.is_finite() {
+            break;
         }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        // Odd step.
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let del = d * c;
-        h *= del;
-        if (del - 1.0).abs() < EPS {
+        t -= step;
+        if step.abs() <= 1e-15 * t.abs().max(1.0) {
             break;
         }
     }
-    h
+    t
 }
 
-/// Regularized incomplete beta function `I_x(a, b)` for `a, b > 0`, `0 ≤ x ≤ 1`.
-pub fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let ln_front = a * x.ln() + b * (-x).ln_1p() - ln_beta(a, b);
-    let front = ln_front.exp();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        front * beta_cf(a, b, x) / a
-    } else {
-        1.0 - front * beta_cf(b, a, 1.0 - x) / b
-    }
-}
-
-/// Regularized upper incomplete gamma function `Q(a, x)` (series / continued fraction).
-fn inc_gamma_upper(a: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 1.0;
-    }
-    let ln_front = a * x.ln() - x - ln_gamma(a);
-    if x < a + 1.0 {
-        // Series for P(a, x).
-        let mut ap = a;
-        let mut del = 1.0 / a;
-        let mut sum = del;
-        for _ in 0..10_000 {
-            ap += 1.0;
-            del *= x / ap;
-            sum += del;
-            if del.abs() < sum.abs() * 1e-17 {
-                break;
-            }
-        }
-        1.0 - sum * ln_front.exp()
-    } else {
-        // Continued fraction for Q(a, x) (modified Lentz).
-        const TINY: f64 = 1e-300;
-        let mut b = x + 1.0 - a;
-        let mut c = 1.0 / TINY;
-        let mut d = 1.0 / b;
-        let mut h = d;
-        for i in 1..10_000 {
-            let an = -(i as f64) * (i as f64 - a);
-            b += 2.0;
-            d = an * d + b;
-            if d.abs() < TINY {
-                d = TINY;
-            }
-            c = b + an / c;
-            if c.abs() < TINY {
-                c = TINY;
-            }
-            d = 1.0 / d;
-            let del = d * c;
-            h *= del;
-            if (del - 1.0).abs() < 1e-16 {
-                break;
-            }
-        }
-        ln_front.exp() * h
-    }
-}
-
-/// Standard normal upper tail `P(Z > z)`.
-pub fn normal_sf(z: f64) -> f64 {
-    // Q(1/2, z²/2) = erfc(|z|/√2) = 2·P(Z > |z|).
-    let tail = 0.5 * inc_gamma_upper(0.5, 0.5 * z * z);
-    if z >= 0.0 {
-        tail
-    } else {
-        1.0 - tail
-    }
-}
-
-/// Standard normal quantile (Acklam's rational approximation refined by one Halley step).
-pub fn normal_quantile(p: f64) -> f64 {
-    if p.is_nan() || p <= 0.0 {
-        return if p == 0.0 {
-            f64::NEG_INFINITY
-        } else {
-            f64::NAN
-        };
-    }
-    if p >= 1.0 {
-        return if p == 1.0 { f64::INFINITY } else { f64::NAN };
-    }
-    const A: [f64; 6] = [
-        -3.969_683_028_665_376e1,
-        2.209_460_984_245_205e2,
-        -2.759_285_104_469_687e2,
-        1.383_577_518_672_69e2,
-        -3.066_479_806_614_716e1,
-        2.506_628_277_459_239,
-    ];
-    const B: [f64; 5] = [
-        -5.447_609_879_822_406e1,
-        1.615_858_368_580_409e2,
-        -1.556_989_798_598_866e2,
-        6.680_131_188_771_972e1,
-        -1.328_068_155_288_572e1,
-    ];
-    const C: [f64; 6] = [
-        -7.784_894_002_430_293e-3,
-        -3.223_964_580_411_365e-1,
-        -2.400_758_277_161_838,
-        -2.549_732_539_343_734,
-        4.374_664_141_464_968,
-        2.938_163_982_698_783,
-    ];
-    const D: [f64; 4] = [
-        7.784_695_709_041_462e-3,
-        3.224_671_290_700_398e-1,
-        2.445_134_137_142_996,
-        3.754_408_661_907_416,
-    ];
-    const P_LOW: f64 = 0.02425;
-    let x = if p < P_LOW {
-        let q = (-2.0 * p.ln()).sqrt();
-        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
-            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
-    } else if p <= 1.0 - P_LOW {
-        let q = p - 0.5;
-        let r = q * q;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
-            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
-    } else {
-        let q = (-2.0 * (1.0 - p).ln()).sqrt();
-        -(((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
-            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
-    };
-    // One Halley step on Φ(x) − p.
-    let e = (1.0 - normal_sf(x)) - p;
-    let u = e * (2.0 * PI).sqrt() * (0.5 * x * x).exp();
-    x - u / (1.0 + 0.5 * x * u)
-}
-
-/// Upper tail `P(T > t)` of Student's t with `df > 0` degrees of freedom (fractional df allowed;
-/// `df = ∞` is the normal distribution).
-pub fn student_t_sf(t: f64, df: f64) -> f64 {
+/// Upper tail `P(T > t)` of Student's t with `df > 0` degrees of freedom (`df = ∞`: normal).
+fn t_sf(t: f64, df: f64) -> f64 {
     if t.is_nan() || df.is_nan() || df <= 0.0 {
         return f64::NAN;
     }
     if df.is_infinite() {
-        return normal_sf(t);
+        return Normal::standard().sf(t);
     }
-    if t.is_infinite() {
-        return if t > 0.0 { 0.0 } else { 1.0 };
-    }
-    // P(|T| > |t|) = I_{df/(df+t²)}(df/2, 1/2).
-    let x = df / (df + t * t);
-    let two_tail = inc_beta(0.5 * df, 0.5, x);
-    if t >= 0.0 {
-        0.5 * two_tail
-    } else {
-        1.0 - 0.5 * two_tail
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(d) => d.sf(t),
+        Err(_) => f64::NAN,
     }
 }
 
-/// Student's t CDF `P(T ≤ t)`.
-pub fn student_t_cdf(t: f64, df: f64) -> f64 {
-    student_t_sf(-t, df)
-}
-
-fn student_t_pdf(t: f64, df: f64) -> f64 {
-    let ln = ln_gamma(0.5 * (df + 1.0))
-        - ln_gamma(0.5 * df)
-        - 0.5 * (df * PI).ln()
-        - 0.5 * (df + 1.0) * (t * t / df).ln_1p();
-    ln.exp()
-}
-
-/// Quantile of Student's t: the `t` with `P(T ≤ t) = p`, for `0 < p < 1` and `df > 0`
-/// (fractional df allowed; `df = ∞` gives the normal quantile). Safeguarded Newton iteration on
-/// the upper tail, bracketed by bisection; accurate to well below 1e-6 for df in [1, 1e6].
-pub fn student_t_quantile(p: f64, df: f64) -> f64 {
-    if p.is_nan() || df.is_nan() || df <= 0.0 || !(0.0..=1.0).contains(&p) {
-        return f64::NAN;
-    }
-    if p == 0.0 {
-        return f64::NEG_INFINITY;
-    }
-    if p == 1.0 {
-        return f64::INFINITY;
-    }
-    if p == 0.5 {
-        return 0.0;
-    }
-    if df.is_infinite() {
-        return normal_quantile(p);
-    }
-    if p < 0.5 {
-        return -student_t_quantile(1.0 - p, df);
-    }
-    // Solve sf(t) = q for t > 0.
-    let q = 1.0 - p;
-    let mut lo = 0.0_f64;
-    let mut hi = normal_quantile(p).max(1.0);
-    while student_t_sf(hi, df) > q {
-        lo = hi;
-        hi *= 2.0;
-        if !hi.is_finite() {
-            return f64::INFINITY;
-        }
-    }
-    let mut t = normal_quantile(p).clamp(lo, hi);
-    for _ in 0..300 {
-        let f = student_t_sf(t, df) - q;
-        if f == 0.0 {
-            return t;
-        }
-        // sf is decreasing: f > 0 means t is too small.
-        if f > 0.0 {
-            lo = t;
-        } else {
-            hi = t;
-        }
-        let pdf = student_t_pdf(t, df);
-        let mut next = t + f / pdf;
-        let inside = next > lo && next < hi; // false for NaN
-        if !inside || !next.is_finite() {
-            next = 0.5 * (lo + hi);
-        }
-        if (next - t).abs() <= 1e-14 * t.abs().max(1.0) || hi - lo <= 1e-14 * hi.max(1.0) {
-            return next;
-        }
-        t = next;
-    }
-    t
+/// Welch–Satterthwaite degrees of freedom of `a1 + a2`, where `a_i` is the squared standard
+/// error of a mean of `n_i` values: `(a1 + a2)² / (a1²/(n1 − 1) + a2²/(n2 − 1))`, computed from
+/// the shares `a_i / (a1 + a2)` so that it cannot overflow or underflow. Requires `a1 + a2 > 0`.
+fn welch_df(a1: f64, a2: f64, n1: usize, n2: usize) -> f64 {
+    let (w1, w2) = (a1 / (a1 + a2), a2 / (a1 + a2));
+    1.0 / (w1 * w1 / (n1 as f64 - 1.0) + w2 * w2 / (n2 as f64 - 1.0))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Summary: mean with a 95% CI
 // ---------------------------------------------------------------------------------------------
+
+/// The values a metric can take. A mean lies in the same range, so its confidence interval can
+/// be cut at the range's edges without losing coverage (see [`summary_in`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// Any real number: intervals are not cut.
+    Real,
+    /// `[0, ∞)`: counts, rates, times, coefficients of variation.
+    NonNegative,
+    /// `[0, 1]`: hit ratios, Jain's index (a missing index counts as 0 in `compare`).
+    Unit,
+}
+
+impl Domain {
+    /// The closed range `(low, high)`.
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            Domain::Real => (f64::NEG_INFINITY, f64::INFINITY),
+            Domain::NonNegative => (0.0, f64::INFINITY),
+            Domain::Unit => (0.0, 1.0),
+        }
+    }
+}
 
 /// Mean of a sample with a Student-t 95% confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -352,6 +121,8 @@ pub struct Summary {
     pub sd: f64,
     pub ci95_low: f64,
     pub ci95_high: f64,
+    /// True when [`summary_in`] cut the Student-t interval at an edge of the metric's domain.
+    pub clipped: bool,
 }
 
 fn mean(xs: &[f64]) -> f64 {
@@ -363,7 +134,8 @@ fn variance(xs: &[f64], m: f64) -> f64 {
     xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() as f64 - 1.0)
 }
 
-/// Mean ± `t(0.975, n−1) · sd/√n`.
+/// Mean ± `t(0.975, n−1) · sd/√n`, on the whole real line (see [`summary_in`] for a metric
+/// with a bounded range).
 ///
 /// Conventions: n = 1 gives `sd = 0` and a CI equal to the mean (no NaN: a single run carries no
 /// spread information, the caller decides whether to print the interval); n = 0 gives NaN for
@@ -377,6 +149,7 @@ pub fn summary(xs: &[f64]) -> Summary {
             sd: f64::NAN,
             ci95_low: f64::NAN,
             ci95_high: f64::NAN,
+            clipped: false,
         };
     }
     let m = mean(xs);
@@ -387,24 +160,90 @@ pub fn summary(xs: &[f64]) -> Summary {
             sd: 0.0,
             ci95_low: m,
             ci95_high: m,
+            clipped: false,
         };
     }
     let sd = variance(xs, m).sqrt();
-    let half = student_t_quantile(0.975, (n - 1) as f64) * sd / (n as f64).sqrt();
+    let half = t_quantile(0.975, (n - 1) as f64) * sd / (n as f64).sqrt();
     Summary {
         n,
         mean: m,
         sd,
         ci95_low: m - half,
         ci95_high: m + half,
+        clipped: false,
     }
 }
 
+/// [`summary`] for a metric whose values lie in `domain`: the Student-t interval intersected
+/// with the domain, `clipped` set when that cut anything.
+///
+/// The true mean of such a metric lies in the domain, so the intersection covers it whenever
+/// the t-interval does: the coverage stays at least 95%, and no bound claims an impossible
+/// value (a negative count, a hit ratio above 1). A bound on the edge means "the data cannot
+/// rule out the edge", typically few seeds with a large spread; `clipped` lets a table mark it.
+///
+/// A sample with a value outside `domain` (the domain is wrong for it) is returned as
+/// [`summary`] gives it, uncut.
+pub fn summary_in(xs: &[f64], domain: Domain) -> Summary {
+    let mut s = summary(xs);
+    let (lo, hi) = domain.bounds();
+    if s.n < 2 || xs.iter().any(|&x| !(lo..=hi).contains(&x)) {
+        return s;
+    }
+    if s.ci95_low < lo {
+        s.ci95_low = lo;
+        s.clipped = true;
+    }
+    if s.ci95_high > hi {
+        s.ci95_high = hi;
+        s.clipped = true;
+    }
+    s
+}
+
 // ---------------------------------------------------------------------------------------------
-// Welch's t-test as a relative change
+// Welch's t-test and the relative change
 // ---------------------------------------------------------------------------------------------
 
-/// Welch's two-sample t-test of `other` against `baseline`.
+/// The 95% confidence interval of the relative change `mean(other) / mean(baseline) − 1`.
+///
+/// Method: Welch's t on the log of the ratio of means, with the delta method for its standard
+/// error. With `r = m₂/m₁` and `aᵢ = sᵢ² / (nᵢ·mᵢ²)` (the squared coefficient of variation of
+/// each mean), `se = √(a₁ + a₂)` is the standard error of `ln r`, the degrees of freedom are
+/// Welch–Satterthwaite's on `a₁, a₂`, and the interval is
+/// `exp(ln r ∓ t(0.975, df)·se) − 1`. Being an exponential minus 1 it is always above −100%, and
+/// it is asymmetric the way a ratio is (halving is −50%, doubling +100%). Unlike seed 002's
+/// script, which divided `t.test`'s interval of the difference by the baseline mean as if that
+/// mean were known exactly, it counts the baseline mean's own uncertainty: for the seed's data
+/// its bounds lie within 0.25 percentage points of the script's (e.g. [38.70, 40.51]% for the
+/// script's [38.95, 40.26]%, where the baseline is the noisier sample), with the same verdicts.
+///
+/// Defined for nonnegative samples with positive means (a ratio-scale quantity). Then each
+/// `aᵢ ≤ 1` (a nonnegative sample's variance is at most `n·m²`) and `df ≥ 1`, so
+/// `t(0.975, df)·se ≤ 12.71·√2 < 18`: the interval is never wider than a factor `e³⁶`, and its
+/// lower bound is at least `r·e⁻¹⁸`. A percentage within 1.4e-14 of −100% is not representable,
+/// so a lower bound that would round onto −100% (a ratio below ~1e-16) is rounded up, to the
+/// inside of the domain; [`RelChange::ratio_ci95`] keeps the unrounded ratio.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RelChange {
+    /// `mean(other) / mean(baseline)`.
+    pub ratio: f64,
+    /// 95% CI of `ratio`, each bound in (0, ∞).
+    pub ratio_ci95: (f64, f64),
+    /// 95% CI of `(ratio − 1) × 100`, percent; each bound in (−100%, ∞).
+    pub pct: (f64, f64),
+    /// Standard error of `ln(ratio)` (delta method).
+    pub se_log: f64,
+    /// Welch–Satterthwaite degrees of freedom (fractional); `n₁ + n₂ − 2` when `se_log = 0`.
+    pub df: f64,
+    /// `ln(ratio) / se_log`; 0 or ±∞ when `se_log = 0`.
+    pub t: f64,
+    /// Two-sided p-value of `t` (H₀: equal means); below 0.05 exactly when `pct` excludes 0.
+    pub p_two_sided: f64,
+}
+
+/// Welch's two-sample t-test of `other` against `baseline`, and the relative change.
 ///
 /// Signs are "other minus baseline": R's `t.test(baseline, other)` prints `x − y`, i.e. the
 /// negated `t` and the negated, swapped confidence interval; `df` and the p-value are identical.
@@ -414,28 +253,96 @@ pub struct Welch {
     pub other_mean: f64,
     /// `mean(other) − mean(baseline)`.
     pub diff_mean: f64,
-    /// 95% CI of `mean(other) − mean(baseline)`.
+    /// 95% CI of `mean(other) − mean(baseline)` (Welch, as R's `t.test`).
     pub ci95: (f64, f64),
-    /// `ci95 / mean(baseline) × 100` (percent); NaN when the baseline mean is 0.
-    pub rel_pct: (f64, f64),
-    /// Welch–Satterthwaite degrees of freedom (fractional).
+    /// Welch–Satterthwaite degrees of freedom of the difference (fractional).
     pub df: f64,
     /// `diff_mean / se`.
     pub t: f64,
+    /// Two-sided p-value of the difference test.
     pub p_two_sided: f64,
-    /// False ("no significance") when the 95% CI strictly spans 0, as in the seed's R script
-    /// (`(p[1] > 0 && p[2] < 0) || (p[1] < 0 && p[2] > 0)`). Also false when both samples have
-    /// zero variance and equal means.
+    /// The relative change with its 95% CI; `None` when it is undefined: a sample with a
+    /// negative value, or a mean of 0 (then only the difference `ci95` is meaningful).
+    pub rel: Option<RelChange>,
+    /// True when the 95% interval excludes "no change": the relative interval [`RelChange::pct`]
+    /// when defined, else the difference `ci95`. False ("no significance") when the interval
+    /// strictly spans 0, as in the seed's R script
+    /// (`(p[1] > 0 && p[2] < 0) || (p[1] < 0 && p[2] > 0)`), and when it collapses onto 0 (both
+    /// samples constant and equal).
     pub significant: bool,
 }
 
+/// "Excludes 0" with the seed script's convention: an interval strictly spanning 0, or one
+/// collapsed onto 0, does not.
+fn excludes_zero(lo: f64, hi: f64) -> bool {
+    let spans_zero = lo < 0.0 && hi > 0.0;
+    let collapsed_at_zero = lo == 0.0 && hi == 0.0;
+    !spans_zero && !collapsed_at_zero
+}
+
+/// `(e^x − 1) × 100`, rounded up to the largest `f64` above −100% where it would round onto it.
+fn pct_of_log_ratio(x: f64) -> f64 {
+    (x.exp_m1() * 100.0).max((-100.0_f64).next_up())
+}
+
+/// The relative change of [`RelChange`]; `None` unless both samples are nonnegative with
+/// positive means. Needs n ≥ 2 finite values per sample (checked by the caller).
+fn relative_change(baseline: &[f64], other: &[f64], m1: f64, m2: f64) -> Option<RelChange> {
+    if m1 <= 0.0 || m2 <= 0.0 || baseline.iter().chain(other).any(|&x| x < 0.0) {
+        return None;
+    }
+    let (n1, n2) = (baseline.len(), other.len());
+    let a1 = variance(baseline, m1) / n1 as f64 / (m1 * m1);
+    let a2 = variance(other, m2) / n2 as f64 / (m2 * m2);
+    // ln m₂ − ln m₁ rather than ln(m₂/m₁): the ratio itself may overflow.
+    let lr = m2.ln() - m1.ln();
+    let ratio = lr.exp().max(f64::from_bits(1));
+    let se2 = a1 + a2;
+    if se2 > 0.0 && se2.is_finite() {
+        let se = se2.sqrt();
+        let df = welch_df(a1, a2, n1, n2);
+        let t = lr / se;
+        let p = (2.0 * t_sf(t.abs(), df)).min(1.0);
+        let half = t_quantile(0.975, df) * se;
+        Some(RelChange {
+            ratio,
+            ratio_ci95: ((lr - half).exp().max(f64::from_bits(1)), (lr + half).exp()),
+            pct: (pct_of_log_ratio(lr - half), pct_of_log_ratio(lr + half)),
+            se_log: se,
+            df,
+            t,
+            p_two_sided: p,
+        })
+    } else {
+        let (t, p) = if lr == 0.0 {
+            (0.0, 1.0)
+        } else {
+            (lr.signum() * f64::INFINITY, 0.0)
+        };
+        let pct = pct_of_log_ratio(lr);
+        Some(RelChange {
+            ratio,
+            ratio_ci95: (ratio, ratio),
+            pct: (pct, pct),
+            se_log: 0.0,
+            df: (n1 + n2 - 2) as f64,
+            t,
+            p_two_sided: p,
+        })
+    }
+}
+
 /// Welch's t-test exactly as R's `t.test(baseline, other)` (default: two-sided, unequal
-/// variances, 95%), with the CI expressed relative to the baseline mean as in seed 002.
+/// variances, 95%), with the relative change of [`RelChange`].
 ///
 /// Returns `None` when either sample has fewer than 2 values or contains a non-finite value
 /// (R refuses with "not enough observations"). If both samples have zero variance the test is
 /// degenerate: `se = 0`, the CI collapses to the difference, `df = n1 + n2 − 2`, `t` is 0 or
-/// ±∞ and `p` is 1 or 0.
+/// ±∞ and `p` is 1 or 0 (the same for the relative change).
+///
+/// Seed 002's script printed `t.test`'s difference interval divided by the baseline mean,
+/// `ci95 × 100 / baseline_mean`; that linear interval can fall below −100% when the spread is
+/// large, which is why [`Welch::rel`] is computed on the log ratio instead.
 pub fn welch_relative_change(baseline: &[f64], other: &[f64]) -> Option<Welch> {
     let (n1, n2) = (baseline.len(), other.len());
     if n1 < 2 || n2 < 2 || baseline.iter().chain(other).any(|x| !x.is_finite()) {
@@ -448,10 +355,10 @@ pub fn welch_relative_change(baseline: &[f64], other: &[f64]) -> Option<Welch> {
     let se = se2.sqrt();
     let diff = m2 - m1;
     let (df, t, p, ci95) = if se2 > 0.0 {
-        let df = se2 * se2 / (s1 * s1 / (n1 as f64 - 1.0) + s2 * s2 / (n2 as f64 - 1.0));
+        let df = welch_df(s1, s2, n1, n2);
         let t = diff / se;
-        let p = (2.0 * student_t_sf(t.abs(), df)).min(1.0);
-        let half = student_t_quantile(0.975, df) * se;
+        let p = (2.0 * t_sf(t.abs(), df)).min(1.0);
+        let half = t_quantile(0.975, df) * se;
         (df, t, p, (diff - half, diff + half))
     } else {
         let df = (n1 + n2 - 2) as f64;
@@ -462,25 +369,36 @@ pub fn welch_relative_change(baseline: &[f64], other: &[f64]) -> Option<Welch> {
         };
         (df, t, p, (diff, diff))
     };
-    let rel_pct = if m1 != 0.0 {
-        (ci95.0 * 100.0 / m1, ci95.1 * 100.0 / m1)
-    } else {
-        (f64::NAN, f64::NAN)
+    let rel = relative_change(baseline, other, m1, m2);
+    let significant = match &rel {
+        Some(r) => excludes_zero(r.pct.0, r.pct.1),
+        None => excludes_zero(ci95.0, ci95.1),
     };
-    let spans_zero = ci95.0 < 0.0 && ci95.1 > 0.0;
-    let collapsed_at_zero = ci95.0 == 0.0 && ci95.1 == 0.0;
-    let significant = !spans_zero && !collapsed_at_zero;
     Some(Welch {
         baseline_mean: m1,
         other_mean: m2,
         diff_mean: diff,
         ci95,
-        rel_pct,
         df,
         t,
         p_two_sided: p,
+        rel,
         significant,
     })
+}
+
+/// A percentage with a sign and 2 decimals, or as many more as it takes for a value above −100%
+/// not to print as −100.00% (a relative change's lower bound can come arbitrarily close to
+/// −100% without reaching it).
+pub fn fmt_pct(x: f64) -> String {
+    let mut digits = 2;
+    loop {
+        let s = format!("{x:+.digits$}");
+        if x <= -100.0 || digits >= 16 || s.parse::<f64>().is_ok_and(|v| v > -100.0) {
+            return format!("{s}%");
+        }
+        digits += 1;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -493,6 +411,9 @@ pub struct Fairness {
     pub n: usize,
     /// Jain's index `(Σx)² / (n·Σx²)`, in `[1/n, 1]`.
     pub jain: f64,
+    /// 95% percentile-bootstrap interval of Jain's index ([`jain_bootstrap_ci95`]), inside
+    /// `[1/n, 1]`.
+    pub jain_ci95: (f64, f64),
     /// Coefficient of variation: sample sd (n − 1 denominator) / mean; 0 when n = 1.
     pub cov: f64,
     /// `min / max`.
@@ -513,7 +434,60 @@ pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[idx]
 }
 
-/// Jain's index with CoV, min/max ratio and P10/P90 (see [`percentile_sorted`]).
+/// Jain's index from `Σx` and `Σx²` of `n` nonnegative values: 1 when all are 0 (as
+/// [`jain`]), and never above 1 (Cauchy–Schwarz; `min` only removes rounding).
+fn jain_index(sum: f64, sum_sq: f64, n: usize) -> f64 {
+    if sum_sq == 0.0 {
+        1.0
+    } else {
+        (sum * sum / (n as f64 * sum_sq)).min(1.0)
+    }
+}
+
+/// Bootstrap resamples behind [`Fairness::jain_ci95`].
+pub const JAIN_BOOTSTRAP_RESAMPLES: usize = 2000;
+
+/// The fixed seed of that bootstrap, so the interval is the same on every run and machine.
+pub const JAIN_BOOTSTRAP_SEED: u64 = 0x4a41_494e_5f42_4f4f; // "JAIN_BOO"
+
+/// 95% percentile-bootstrap interval of Jain's index of nonnegative, finite `xs` (n ≥ 1).
+///
+/// [`JAIN_BOOTSTRAP_RESAMPLES`] resamples of n values drawn with replacement by a ChaCha8
+/// generator seeded with [`JAIN_BOOTSTRAP_SEED`] (index = the high 64 bits of
+/// `next_u64() × n`, which depends on nothing but the generator's stream); the bounds are the
+/// sorted resample indices at positions `⌊0.025·B⌋` and `⌈0.975·B⌉ − 1`. Every resample's index
+/// lies in `[1/n, 1]` (an all-zero resample counts as 1, as in [`jain`]), so the interval does
+/// too, whatever the data: the index's domain `(0, 1]` is respected by construction, with no
+/// normal approximation at the edge `J = 1` where the index of real workloads sits.
+pub fn jain_bootstrap_ci95(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len();
+    assert!(n > 0, "jain_bootstrap_ci95 of an empty sample");
+    let max = xs.iter().copied().fold(0.0_f64, f64::max);
+    if max == 0.0 || xs.iter().all(|&x| x == xs[0]) {
+        return (1.0, 1.0);
+    }
+    // Jain's index is scale-free; scaled to max 1 the sums cannot overflow.
+    let scaled: Vec<f64> = xs.iter().map(|&x| x / max).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(JAIN_BOOTSTRAP_SEED);
+    let mut js: Vec<f64> = (0..JAIN_BOOTSTRAP_RESAMPLES)
+        .map(|_| {
+            let (mut sum, mut sum_sq) = (0.0, 0.0);
+            for _ in 0..n {
+                let i = ((u128::from(rng.next_u64()) * n as u128) >> 64) as usize;
+                let x = scaled[i];
+                sum += x;
+                sum_sq += x * x;
+            }
+            jain_index(sum, sum_sq, n)
+        })
+        .collect();
+    js.sort_by(f64::total_cmp);
+    let b = JAIN_BOOTSTRAP_RESAMPLES;
+    (js[b * 25 / 1000], js[(b * 975).div_ceil(1000) - 1])
+}
+
+/// Jain's index with its bootstrap interval, CoV, min/max ratio and P10/P90 (see
+/// [`percentile_sorted`]).
 ///
 /// Returns `None` for an empty sample or one with a negative or non-finite value. All-zero
 /// samples count as perfectly fair: `jain = 1`, `cov = 0`, `min_max_ratio = 1`.
@@ -531,23 +505,27 @@ pub fn jain(xs: &[f64]) -> Option<Fairness> {
         return Some(Fairness {
             n,
             jain: 1.0,
+            jain_ci95: (1.0, 1.0),
             cov: 0.0,
             min_max_ratio: 1.0,
             p10,
             p90,
         });
     }
-    let sum: f64 = xs.iter().sum();
-    let sum_sq: f64 = xs.iter().map(|x| x * x).sum();
+    // Both the index and the CoV are scale-free: computed on x / max, nothing overflows.
+    let scaled: Vec<f64> = xs.iter().map(|&x| x / max).collect();
+    let sum: f64 = scaled.iter().sum();
+    let sum_sq: f64 = scaled.iter().map(|x| x * x).sum();
     let m = sum / n as f64;
     let cov = if n > 1 {
-        variance(xs, m).sqrt() / m
+        variance(&scaled, m).sqrt() / m
     } else {
         0.0
     };
     Some(Fairness {
         n,
-        jain: sum * sum / (n as f64 * sum_sq),
+        jain: jain_index(sum, sum_sq, n),
+        jain_ci95: jain_bootstrap_ci95(xs),
         cov,
         min_max_ratio: min / max,
         p10,
@@ -673,10 +651,11 @@ fn pval(p: f64) -> String {
     }
 }
 
-/// The `reclaimlab stats` report: for each column n / mean / 95% CI; Jain's index with CoV,
-/// min/max ratio and P10–P90; and each later column's Welch relative change against the first
-/// column (or "no significance").
-pub fn stats_report(columns: &[(String, Vec<f64>)]) -> String {
+/// The `reclaimlab stats` report: for each column n / mean / 95% CI (cut at the edges of
+/// `domain`, see [`summary_in`]); Jain's index with its bootstrap interval, CoV, min/max ratio
+/// and P10–P90; and each later column's relative change against the first column (the log-ratio
+/// interval of [`RelChange`], or "no significance").
+pub fn stats_report(columns: &[(String, Vec<f64>)], domain: Domain) -> String {
     let mut out = String::new();
     if columns.is_empty() {
         out.push_str("no columns\n");
@@ -689,14 +668,20 @@ pub fn stats_report(columns: &[(String, Vec<f64>)]) -> String {
         .unwrap_or(0)
         .max(6);
 
-    out.push_str("MEAN (95% CI, Student t)\n");
+    match domain {
+        Domain::Real => out.push_str("MEAN (95% CI, Student t)\n"),
+        Domain::NonNegative => {
+            out.push_str("MEAN (95% CI, Student t, cut at 0: values are nonnegative)\n")
+        }
+        Domain::Unit => out.push_str("MEAN (95% CI, Student t, cut to [0, 1]: values are in it)\n"),
+    }
     let _ = writeln!(
         out,
         "  {:<w$}  {:>5}  {:>14}  {:>14}  {:>31}",
         "column", "n", "mean", "sd", "95% CI"
     );
     for (name, xs) in columns {
-        let s = summary(xs);
+        let s = summary_in(xs, domain);
         let ci = if s.n >= 2 {
             format!("[{}, {}]", num(s.ci95_low), num(s.ci95_high))
         } else {
@@ -704,29 +689,34 @@ pub fn stats_report(columns: &[(String, Vec<f64>)]) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<w$}  {:>5}  {:>14}  {:>14}  {:>31}",
+            "  {:<w$}  {:>5}  {:>14}  {:>14}  {:>31}{}",
             name,
             s.n,
             num(s.mean),
             if s.n >= 2 { num(s.sd) } else { "-".to_string() },
-            ci
+            ci,
+            if s.clipped { "  (cut at the edge)" } else { "" }
         );
     }
 
-    out.push_str("\nFAIRNESS (Jain = (sum x)^2 / (n * sum x^2); P10/P90 = sorted[floor(p*n)])\n");
+    out.push_str(
+        "\nFAIRNESS (Jain = (sum x)^2 / (n * sum x^2), 95% CI: percentile bootstrap; \
+         P10/P90 = sorted[floor(p*n)])\n",
+    );
     let _ = writeln!(
         out,
-        "  {:<w$}  {:>9}  {:>8}  {:>8}  {:>14}  {:>14}",
-        "column", "Jain", "CoV", "min/max", "P10", "P90"
+        "  {:<w$}  {:>9}  {:>20}  {:>8}  {:>8}  {:>14}  {:>14}",
+        "column", "Jain", "95% CI", "CoV", "min/max", "P10", "P90"
     );
     for (name, xs) in columns {
         match jain(xs) {
             Some(f) => {
                 let _ = writeln!(
                     out,
-                    "  {:<w$}  {:>9.6}  {:>8.4}  {:>8.4}  {:>14}  {:>14}",
+                    "  {:<w$}  {:>9.6}  {:>20}  {:>8.4}  {:>8.4}  {:>14}  {:>14}",
                     name,
                     f.jain,
+                    format!("[{:.6}, {:.6}]", f.jain_ci95.0, f.jain_ci95.1),
                     f.cov,
                     f.min_max_ratio,
                     num(f.p10),
@@ -748,32 +738,52 @@ pub fn stats_report(columns: &[(String, Vec<f64>)]) -> String {
         let (base_name, base) = &columns[0];
         let _ = writeln!(
             out,
-            "\nRELATIVE CHANGE vs {base_name} (Welch's t-test, 95% CI of (x - {base_name}) / mean({base_name}))"
+            "\nRELATIVE CHANGE vs {base_name} (95% CI of mean(x) / mean({base_name}) - 1: \
+             Welch's t on the log ratio of the means)"
         );
         for (name, xs) in &columns[1..] {
             let line = match welch_relative_change(base, xs) {
                 None => "n/a (each column needs at least 2 values)".to_string(),
-                Some(wt) if !wt.rel_pct.0.is_finite() => format!(
-                    "n/a (baseline mean is 0); difference CI [{}, {}]",
-                    num(wt.ci95.0),
-                    num(wt.ci95.1)
-                ),
-                Some(wt) => {
-                    let detail = format!(
-                        "t = {:.4}, df = {:.3}, p-value {}",
-                        wt.t,
-                        wt.df,
-                        pval(wt.p_two_sided)
-                    );
-                    if wt.significant {
-                        format!("[{:+.2}%, {:+.2}%]  ({detail})", wt.rel_pct.0, wt.rel_pct.1)
-                    } else {
+                Some(wt) => match wt.rel {
+                    None => {
+                        let why = if base.iter().chain(xs).any(|&x| x < 0.0) {
+                            "negative values".to_string()
+                        } else if wt.baseline_mean <= 0.0 {
+                            format!("mean({base_name}) = 0")
+                        } else {
+                            "mean = 0".to_string()
+                        };
                         format!(
-                            "no significance  (CI [{:+.2}%, {:+.2}%]; {detail})",
-                            wt.rel_pct.0, wt.rel_pct.1
+                            "n/a ({why}); difference CI [{}, {}]{}  \
+                             (Welch's t-test: t = {:.4}, df = {:.3}, p-value {})",
+                            num(wt.ci95.0),
+                            num(wt.ci95.1),
+                            if wt.significant {
+                                ""
+                            } else {
+                                ", no significance"
+                            },
+                            wt.t,
+                            wt.df,
+                            pval(wt.p_two_sided)
                         )
                     }
-                }
+                    Some(r) => {
+                        let detail = format!(
+                            "ratio {}; t = {:.4}, df = {:.3}, p-value {}",
+                            num(r.ratio),
+                            r.t,
+                            r.df,
+                            pval(r.p_two_sided)
+                        );
+                        let ci = format!("[{}, {}]", fmt_pct(r.pct.0), fmt_pct(r.pct.1));
+                        if wt.significant {
+                            format!("{ci}  ({detail})")
+                        } else {
+                            format!("no significance  (CI {ci}; {detail})")
+                        }
+                    }
+                },
             };
             let _ = writeln!(out, "  {name:<w$}  {line}");
         }
@@ -857,15 +867,42 @@ mod tests {
         assert_sig(-w.ci95.0, r.ci.1, r.ci_sig, "CI high");
         assert!(close(w.baseline_mean, r.means.0, 0.0051), "mean x");
         assert!(close(w.other_mean, r.means.1, 0.0051), "mean y");
+        // The seed script's line is t.test's interval over the baseline mean: reproduced to
+        // its 2 decimals. Ours is the log-ratio interval (`RelChange`): the same decision on
+        // significance, and the same bounds to within REL_TOL percentage points.
+        let seed_rel = (
+            w.ci95.0 * 100.0 / w.baseline_mean,
+            w.ci95.1 * 100.0 / w.baseline_mean,
+        );
+        let rel = w.rel.expect("positive samples");
         match r.rel {
             Some((lo, hi)) => {
                 assert!(w.significant);
-                assert!(close(w.rel_pct.0, lo, 0.005), "rel lo {}", w.rel_pct.0);
-                assert!(close(w.rel_pct.1, hi, 0.005), "rel hi {}", w.rel_pct.1);
+                assert!(close(seed_rel.0, lo, 0.005), "seed rel lo {}", seed_rel.0);
+                assert!(close(seed_rel.1, hi, 0.005), "seed rel hi {}", seed_rel.1);
+                assert!(
+                    close(rel.pct.0, lo, REL_TOL),
+                    "rel lo {} vs {lo}",
+                    rel.pct.0
+                );
+                assert!(
+                    close(rel.pct.1, hi, REL_TOL),
+                    "rel hi {} vs {hi}",
+                    rel.pct.1
+                );
             }
-            None => assert!(!w.significant),
+            None => {
+                assert!(!w.significant);
+                assert!(seed_rel.0 < 0.0 && seed_rel.1 > 0.0);
+                assert!(rel.pct.0 < 0.0 && rel.pct.1 > 0.0);
+            }
         }
+        // The log-ratio test's p-value agrees with its interval.
+        assert_eq!(rel.p_two_sided < 0.05, w.significant);
     }
+
+    /// How far the log-ratio interval may lie from the seed's linear one (percentage points).
+    const REL_TOL: f64 = 0.3;
 
     #[test]
     fn welch_seed002_concurr1_dist1() {
@@ -989,17 +1026,75 @@ mod tests {
         let w = welch_relative_change(&[5.0; 4], &[5.0; 4]).unwrap();
         assert!(!w.significant);
         assert_eq!((w.t, w.p_two_sided, w.ci95), (0.0, 1.0, (0.0, 0.0)));
-        assert_eq!(w.rel_pct, (0.0, 0.0));
+        let r = w.rel.unwrap();
+        assert_eq!(
+            (r.pct, r.t, r.p_two_sided, r.df),
+            ((0.0, 0.0), 0.0, 1.0, 6.0)
+        );
         // Different constant samples: significant, +100%.
         let w = welch_relative_change(&[5.0; 3], &[10.0; 3]).unwrap();
         assert!(w.significant && w.t == f64::INFINITY && w.p_two_sided == 0.0);
-        assert_eq!(w.rel_pct, (100.0, 100.0));
-        // Baseline mean 0: relative change undefined.
+        let r = w.rel.unwrap();
+        assert!(close(r.pct.0, 100.0, 1e-12) && r.pct.0 == r.pct.1, "{r:?}");
+        assert!(r.t == f64::INFINITY && r.p_two_sided == 0.0);
+        // Baseline mean 0 (and a negative value): relative change undefined; significance
+        // falls back to the difference interval.
         let w = welch_relative_change(&[-1.0, 1.0], &[2.0, 3.0]).unwrap();
-        assert!(w.rel_pct.0.is_nan() && w.rel_pct.1.is_nan());
-        // One constant sample, the other varying: still a finite Welch test (df = n2 − 1).
+        assert!(w.rel.is_none());
+        assert_eq!(w.significant, w.ci95.0 > 0.0 || w.ci95.1 < 0.0);
+        // A mean of 0 in nonnegative data: undefined too (the ratio is 0 or infinite).
+        let w = welch_relative_change(&[0.0, 0.0, 0.0], &[2.0, 3.0, 2.5]).unwrap();
+        assert!(w.rel.is_none() && w.significant);
+        let w = welch_relative_change(&[2.0, 3.0, 2.5], &[0.0; 3]).unwrap();
+        assert!(w.rel.is_none() && w.significant);
+        // Positive means but a negative value: a signed quantity, no relative interval.
+        let w = welch_relative_change(&[-1.0, 5.0], &[2.0, 3.0]).unwrap();
+        assert!(w.rel.is_none());
+        // Zeros inside a positive-mean sample are fine.
+        let w = welch_relative_change(&[0.0, 4.0, 2.0], &[1.0, 3.0, 2.0]).unwrap();
+        assert!(w.rel.is_some() && !w.significant);
+        // One constant sample, the other varying: still a finite Welch test (df = n2 − 1),
+        // on both scales.
         let w = welch_relative_change(&[5.0; 4], &[4.0, 6.0, 5.0, 7.0]).unwrap();
         assert!(close(w.df, 3.0, 1e-12));
+        assert!(close(w.rel.unwrap().df, 3.0, 1e-12));
+    }
+
+    #[test]
+    fn relative_change_stays_above_minus_100_where_the_linear_one_does_not() {
+        // A large spread with n = 2: t.test's interval over the baseline mean reaches far below
+        // −100%; the log-ratio interval is wide but stays above it.
+        let base = [10.0, 1000.0];
+        let other = [1.0, 2.0];
+        let w = welch_relative_change(&base, &other).unwrap();
+        assert!(w.ci95.0 * 100.0 / w.baseline_mean < -100.0, "{w:?}");
+        let r = w.rel.unwrap();
+        assert!(r.pct.0 > -100.0 && r.pct.0 < r.pct.1, "{r:?}");
+        assert!(!w.significant);
+        // Halving and doubling are symmetric on this scale: r and 1/r give mirrored bounds.
+        let a = welch_relative_change(&[10.0, 12.0, 11.0], &[20.0, 23.0, 22.0]).unwrap();
+        let b = welch_relative_change(&[20.0, 23.0, 22.0], &[10.0, 12.0, 11.0]).unwrap();
+        let (ra, rb) = (a.rel.unwrap(), b.rel.unwrap());
+        assert!(close(
+            1.0 + ra.pct.0 / 100.0,
+            1.0 / (1.0 + rb.pct.1 / 100.0),
+            1e-12
+        ));
+        assert!(close(ra.t, -rb.t, 1e-12) && close(ra.df, rb.df, 1e-12));
+    }
+
+    #[test]
+    fn fmt_pct_never_rounds_onto_minus_100() {
+        assert_eq!(fmt_pct(38.9512), "+38.95%");
+        assert_eq!(fmt_pct(-4.0), "-4.00%");
+        assert_eq!(fmt_pct(-99.9999985), "-99.999999%");
+        let near = fmt_pct((-100.0_f64).next_up());
+        assert!(
+            near.trim_end_matches('%').parse::<f64>().unwrap() > -100.0,
+            "{near}"
+        );
+        assert_eq!(fmt_pct(-100.0), "-100.00%");
+        assert_eq!(fmt_pct(f64::INFINITY), "+inf%");
     }
 
     #[test]
@@ -1014,35 +1109,37 @@ mod tests {
             (1000.0, 1.962_339_081),
         ];
         for (df, want) in cases {
-            let got = student_t_quantile(0.975, df);
+            let got = t_quantile(0.975, df);
             assert!(close(got, want, 1e-7), "df {df}: {got} vs {want}");
-            assert!(close(student_t_quantile(0.025, df), -want, 1e-7));
+            assert!(close(t_quantile(0.025, df), -want, 1e-7));
         }
         let z = 1.959_963_984_540_054;
-        assert!(close(student_t_quantile(0.975, f64::INFINITY), z, 1e-9));
+        assert!(close(t_quantile(0.975, f64::INFINITY), z, 1e-9));
         // Large df converges to the normal quantile from above: t ≈ z + (z³ + z)/(4 df).
         let df = 1e6;
         let want = z + (z.powi(3) + z) / (4.0 * df);
-        let got = student_t_quantile(0.975, df);
+        let got = t_quantile(0.975, df);
         assert!(close(got, want, 1e-8), "df 1e6: {got} vs {want}");
-        // Other probabilities, including fractional df (qt(0.995, 2.5) = 6.2054, R).
-        assert!(close(student_t_quantile(0.995, 1.0), 63.656_741_16, 1e-6));
-        assert!(close(student_t_quantile(0.95, 3.0), 2.353_363_435, 1e-7));
-        assert!(close(student_t_quantile(0.9, 1.0), 3.077_683_537, 1e-7));
-        assert!(close(normal_quantile(0.999), 3.090_232_306, 1e-8));
-        assert!(student_t_quantile(0.5, 7.0) == 0.0);
-        assert!(student_t_quantile(1.5, 7.0).is_nan());
-        assert!(student_t_quantile(0.975, 0.0).is_nan());
+        // Other probabilities, including fractional df (qt(0.995, 2.5) = 7.163728, mpmath;
+        // an earlier comment here said 6.2054, which was never checked and is wrong).
+        assert!(close(t_quantile(0.995, 1.0), 63.656_741_16, 1e-6));
+        assert!(close(t_quantile(0.995, 2.5), 7.163_728_139, 1e-8));
+        assert!(close(t_quantile(0.95, 3.0), 2.353_363_435, 1e-7));
+        assert!(close(t_quantile(0.9, 1.0), 3.077_683_537, 1e-7));
+        assert!(close(t_quantile(0.999, f64::INFINITY), 3.090_232_306, 1e-8));
+        assert!(t_quantile(0.5, 7.0).abs() < 1e-15);
+        assert!(t_quantile(1.5, 7.0).is_nan());
+        assert!(t_quantile(0.975, 0.0).is_nan());
     }
 
     #[test]
     fn t_quantile_inverts_cdf_for_fractional_df() {
         for &df in &[1.0, 1.5, 2.7, 9.4797, 11.177, 17.863, 123.4, 5e4, 1e6] {
             for &p in &[0.6, 0.9, 0.975, 0.995, 0.9999] {
-                let t = student_t_quantile(p, df);
+                let t = t_quantile(p, df);
                 // The CDF itself is accurate to ~1e-11 at df ~ 1e5 (ln Γ cancellation), i.e. the
                 // quantile to ~1e-10: far inside the 1e-6 requirement.
-                let cdf = student_t_cdf(t, df);
+                let cdf = 1.0 - t_sf(t, df);
                 assert!(close(cdf, p, 1e-10), "df {df} p {p}: t {t}, cdf {cdf}");
             }
         }
@@ -1050,17 +1147,23 @@ mod tests {
 
     #[test]
     fn t_cdf_known_values() {
+        let cdf = |t: f64, df: f64| 1.0 - t_sf(t, df);
         // df = 1 is Cauchy: P(T ≤ t) = 1/2 + atan(t)/π.
         for &t in &[-3.0_f64, -0.5, 0.0, 0.7, 12.0] {
-            let want = 0.5 + f64::atan(t) / PI;
-            assert!(close(student_t_cdf(t, 1.0), want, 1e-13));
+            let want = 0.5 + f64::atan(t) / std::f64::consts::PI;
+            assert!(close(cdf(t, 1.0), want, 1e-13));
         }
         // df = 2: P(T ≤ t) = 1/2 + t / (2 √(2 + t²)).
         for &t in &[-2.0_f64, 0.3, 4.0] {
             let want = 0.5 + t / (2.0 * (2.0 + t * t).sqrt());
-            assert!(close(student_t_cdf(t, 2.0), want, 1e-13));
+            assert!(close(cdf(t, 2.0), want, 1e-13));
         }
-        assert!(close(normal_sf(1.959_963_984_540_054), 0.025, 1e-14));
+        // statrs's normal tail (erfc) is accurate to ~1e-12 here, not to the last bit.
+        assert!(close(
+            t_sf(1.959_963_984_540_054, f64::INFINITY),
+            0.025,
+            2e-12
+        ));
     }
 
     #[test]
@@ -1171,6 +1274,9 @@ mod tests {
         assert_eq!(f.min_max_ratio, 0.0);
         // Equal shares: J = 1.
         assert!(close(jain(&[3.0; 5]).unwrap().jain, 1.0, 1e-15));
+        assert_eq!(jain(&[3.0; 5]).unwrap().jain_ci95, (1.0, 1.0));
+        assert_eq!(jain(&[7.0]).unwrap().jain_ci95, (1.0, 1.0));
+        assert_eq!(jain(&[0.0, 0.0]).unwrap().jain_ci95, (1.0, 1.0));
     }
 
     #[test]
@@ -1212,9 +1318,11 @@ mod tests {
             ("base80".to_string(), BASE_80_RANDOM.to_vec()),
             ("single".to_string(), vec![1.0]),
         ];
-        let r = stats_report(&cols);
+        let r = stats_report(&cols, Domain::Real);
         assert!(r.contains("8410.71"), "{r}");
-        assert!(r.contains("[+38.95%, +40.26%]"), "{r}");
+        // The seed printed [38.95, 40.26]% (linear); the log-ratio interval also counts the
+        // uncertainty of the baseline mean.
+        assert!(r.contains("[+38.70%, +40.51%]"), "{r}");
         assert!(r.contains("p-value < 2.2e-16"), "{r}");
         let base80 = r.lines().rfind(|l| l.contains("base80")).unwrap();
         assert!(base80.contains("no significance"), "{r}");
@@ -1229,8 +1337,139 @@ mod tests {
                 .zip(MGLRU_CLIENTS.iter())
                 .map(|(a, b)| format!("{a} {b}\n"))
                 .collect::<String>();
-        let r = stats_report(&parse_columns(&text).unwrap());
+        let r = stats_report(&parse_columns(&text).unwrap(), Domain::NonNegative);
         assert!(r.contains("0.981188") && r.contains("0.997138"), "{r}");
         assert!(r.contains("[908.2"), "{r}");
+        assert!(!r.contains("cut at the edge"), "{r}");
+        // A mean CI that the t-interval would take below 0 is cut, and says so.
+        let cols = vec![("few".to_string(), vec![0.0, 0.0, 9.0])];
+        let r = stats_report(&cols, Domain::NonNegative);
+        assert!(r.contains("[0, ") && r.contains("(cut at the edge)"), "{r}");
+        let r = stats_report(&cols, Domain::Real);
+        assert!(r.contains("[-") && !r.contains("cut"), "{r}");
+        // A relative change with a mean of 0 falls back to the difference.
+        let cols = vec![
+            ("a".to_string(), vec![3.0, 4.0, 5.0]),
+            ("b".to_string(), vec![0.0, 0.0, 0.0]),
+        ];
+        let r = stats_report(&cols, Domain::NonNegative);
+        let b = r.lines().rfind(|l| l.starts_with("  b ")).unwrap();
+        assert!(b.contains("n/a (mean = 0); difference CI [-6.4"), "{r}");
+    }
+
+    #[test]
+    fn summary_in_cuts_at_the_domain_and_keeps_the_rest() {
+        // Seed 000's CIs are far from 0: unchanged.
+        let s = summary(&LRU_CLIENTS);
+        let t = summary_in(&LRU_CLIENTS, Domain::NonNegative);
+        assert_eq!(
+            (t.ci95_low, t.ci95_high, t.clipped),
+            (s.ci95_low, s.ci95_high, false)
+        );
+        // Few seeds of a rare event: the t-interval goes below 0, the count's mean cannot.
+        let xs = [0.0, 0.0, 0.0, 2.0];
+        let s = summary(&xs);
+        assert!(s.ci95_low < 0.0);
+        let t = summary_in(&xs, Domain::NonNegative);
+        assert_eq!(
+            (t.ci95_low, t.ci95_high, t.clipped),
+            (0.0, s.ci95_high, true)
+        );
+        assert_eq!((t.mean, t.sd), (s.mean, s.sd));
+        // A ratio near 1.
+        let xs = [0.999, 1.0, 0.98];
+        let t = summary_in(&xs, Domain::Unit);
+        assert!(t.clipped && t.ci95_high == 1.0 && t.ci95_low > 0.9, "{t:?}");
+        // Values outside the domain: uncut.
+        let xs = [-1.0, 0.5, 2.0];
+        assert_eq!(summary_in(&xs, Domain::NonNegative), summary(&xs));
+        assert_eq!(summary_in(&xs, Domain::Real), summary(&xs));
+        assert_eq!(summary_in(&[3.0], Domain::Unit), summary(&[3.0]));
+    }
+
+    #[test]
+    fn jain_bootstrap_interval_is_deterministic_and_in_range() {
+        let f = jain(&LRU_CLIENTS).unwrap();
+        let (lo, hi) = f.jain_ci95;
+        assert!(
+            1.0 / 64.0 <= lo && lo < f.jain && f.jain < hi && hi <= 1.0,
+            "{f:?}"
+        );
+        assert_eq!(jain(&LRU_CLIENTS).unwrap().jain_ci95, (lo, hi));
+        let g = jain(&MGLRU_CLIENTS).unwrap();
+        assert!(g.jain_ci95.0 < g.jain && g.jain < g.jain_ci95.1 && g.jain_ci95.1 <= 1.0);
+        // The seed's two kernels do not overlap: MGLRU's clients are the fairer.
+        assert!(hi < g.jain_ci95.0, "{f:?} {g:?}");
+        // One worker gets everything: resamples give k/4 or 1.
+        let f = jain(&[0.0, 0.0, 0.0, 10.0]).unwrap();
+        assert_eq!(f.jain_ci95, (0.25, 1.0));
+        // Scale-free.
+        let scaled: Vec<f64> = LRU_CLIENTS.iter().map(|x| x * 1e250).collect();
+        let h = jain(&scaled).unwrap();
+        assert!(
+            close(h.jain, 0.981188, 5e-7) && h.jain_ci95.1 <= 1.0,
+            "{h:?}"
+        );
+    }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Nonnegative samples with the awkward cases: zeros, constants, huge spreads, n = 2.
+        fn sample() -> impl Strategy<Value = Vec<f64>> {
+            prop_oneof![
+                prop::collection::vec(0.0..1e6_f64, 2..12),
+                prop::collection::vec(prop_oneof![Just(0.0), 1e-9..1e-6_f64, 1e6..1e12_f64], 2..6),
+                prop::collection::vec(prop_oneof![Just(0.0), Just(1.0)], 2..8),
+                (0.0..1e9_f64).prop_map(|x| vec![x, x, x]),
+                (1e-12..1e12_f64, 1e-12..1e12_f64).prop_map(|(a, b)| vec![a, b]),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            #[test]
+            fn relative_change_stays_above_minus_100(base in sample(), other in sample()) {
+                let w = welch_relative_change(&base, &other).unwrap();
+                let m_pos = mean(&base) > 0.0 && mean(&other) > 0.0;
+                prop_assert_eq!(w.rel.is_some(), m_pos);
+                if let Some(r) = w.rel {
+                    prop_assert!(r.pct.0 > -100.0, "{:?}", r);
+                    prop_assert!(r.ratio_ci95.0 > 0.0 && r.ratio_ci95.0 <= r.ratio_ci95.1);
+                    prop_assert!(r.pct.0 <= r.pct.1, "{:?}", r);
+                    prop_assert!(!r.pct.0.is_nan() && !r.pct.1.is_nan());
+                    // The point estimate lies inside, and the interval's verdict is the test's.
+                    let point = (r.ratio - 1.0) * 100.0;
+                    let tol = 1e-9 * point.abs().max(1.0);
+                    prop_assert!(r.pct.0 <= point + tol && point - tol <= r.pct.1, "{:?}", r);
+                    prop_assert!(r.df >= 1.0 - 1e-9, "{:?}", r);
+                    prop_assert!(!fmt_pct(r.pct.0).starts_with("-100.0"));
+                    if r.se_log > 0.0 {
+                        prop_assert_eq!(w.significant, r.p_two_sided < 0.05, "{:?}", r);
+                    }
+                }
+            }
+
+            #[test]
+            fn jain_interval_stays_in_its_domain(xs in prop::collection::vec(
+                prop_oneof![Just(0.0), 0.0..1e3_f64, 1e3..1e15_f64], 1..40)) {
+                let f = jain(&xs).unwrap();
+                let (lo, hi) = f.jain_ci95;
+                let floor = 1.0 / xs.len() as f64 - 1e-12;
+                prop_assert!(lo > 0.0 && lo >= floor && lo <= hi && hi <= 1.0, "{:?}", f);
+                prop_assert!(f.jain >= floor && f.jain <= 1.0, "{:?}", f);
+            }
+
+            #[test]
+            fn summary_in_stays_in_its_domain(xs in sample()) {
+                let s = summary_in(&xs, Domain::NonNegative);
+                prop_assert!(s.ci95_low >= 0.0 && s.ci95_low <= s.mean && s.mean <= s.ci95_high);
+                let unit: Vec<f64> = xs.iter().map(|x| x / (1.0 + x)).collect();
+                let s = summary_in(&unit, Domain::Unit);
+                prop_assert!(s.ci95_low >= 0.0 && s.ci95_high <= 1.0, "{:?}", s);
+            }
+        }
     }
 }

@@ -735,11 +735,20 @@ fn fairness_is_computed_over_workers_and_memcgs() {
     let f = r.fairness_workers.expect("four workers");
     assert_eq!(f.n, 4);
     assert!(f.jain > 0.95 && f.jain <= 1.0, "{f:?}");
+    let (lo, hi) = f.jain_ci95;
+    assert!(0.25 <= lo && lo <= hi && hi <= 1.0, "{f:?}");
     // A limited file reader beside an unlimited anon writer: clearly unfair, per memcg too.
     let r = go(&micro::builtin("memcg-limit", 0.125).unwrap(), CLASSIC);
     let m = r.fairness_memcgs.expect("two memcgs");
     assert_eq!(m.n, 2);
     assert!(m.jain < 0.9, "{m:?}");
+    // Two values: resamples give both (J = 1) or the pair (J = the index itself).
+    assert_eq!(m.jain_ci95, (m.jain, 1.0), "{m:?}");
+    // Every comparison row lies in the domain its intervals are cut to.
+    for (name, x) in r.metrics() {
+        let (lo, hi) = reclaimlab::metrics::metric_domain(&name).bounds();
+        assert!(lo <= x && x <= hi, "{name} = {x} outside [{lo}, {hi}]");
+    }
     // One worker: no index.
     assert!(go(&micro::builtin("zipf", 0.05).unwrap(), CLASSIC)
         .fairness_workers
