@@ -12,9 +12,9 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// stdout that never panics: a failed write (ENOSPC, EIO...) is remembered, later writes are
-/// skipped, and `main` ends with a one-line error and exit 2. (EPIPE ends the program
-/// quietly through SIGPIPE, as it ends other Unix tools.)
+/// stdout that never panics: a failed write (EPIPE from a closed pipe, ENOSPC, EIO...) is
+/// remembered, later writes are skipped, and `main` ends with a one-line error and exit 2.
+/// (Rust ignores SIGPIPE, so a closed pipe is an EPIPE here, not a silent death.)
 mod stdout {
     use std::io::Write;
     use std::sync::Mutex;
@@ -376,13 +376,6 @@ struct TraceArgs {
 }
 
 fn main() -> ExitCode {
-    // A closed output pipe (`reclaimlab run ... | head`) ends the program quietly, as it ends
-    // other Unix tools, instead of a failed print.
-    #[cfg(unix)]
-    // SAFETY: restoring the default disposition of SIGPIPE before any thread exists.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version

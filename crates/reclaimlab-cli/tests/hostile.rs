@@ -215,6 +215,13 @@ fn hostile_traces_end_in_0_or_2_within_limits() {
             "native",
             0,
         ),
+        // Idle time is free, but not a sample every ms of 31 years.
+        (
+            "timebig-sampled.rtrace",
+            native("0 1 0 f 1 0 r f\n1000000000000000000 1 0 f 1 1 r f\n"),
+            "native --policy mglru --lru-gen-sample-ms 1",
+            2,
+        ),
         (
             "memcgmax.rtrace",
             native("# memcg 65535 /x\n0 1 65535 f 1 0 r f\n"),
@@ -257,15 +264,15 @@ fn hostile_traces_end_in_0_or_2_within_limits() {
     for (name, bytes, format, want) in &cases {
         let path = d.file(name, bytes);
         let p = path.to_str().unwrap();
-        check(&["run", "--trace", p, "--format", format], d.path(), *want);
+        // `format` may carry more options after the format's name.
+        let mut args = vec!["run", "--trace", p, "--format"];
+        args.extend(format.split(' '));
+        check(&args, d.path(), *want);
         if *want == 2 {
             // No result file is left behind.
             let out = d.path().join("out.json");
-            check(
-                &["run", "--trace", p, "--format", format, "--out", "out.json"],
-                d.path(),
-                2,
-            );
+            args.extend(["--out", "out.json"]);
+            check(&args, d.path(), 2);
             assert!(!out.exists(), "{name}: --out written");
         }
     }
@@ -367,6 +374,26 @@ fn output_errors_are_errors_not_panics() {
         assert_eq!(o.status.code(), Some(2), "{e}");
         assert!(e.contains("No space left on device"), "{e}");
     }
+    // stdout a pipe closed before the output comes (EPIPE).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reclaimlab"))
+        .args([
+            "compare",
+            "zipf",
+            "--scale",
+            "0.1",
+            "--seeds",
+            "1",
+            "--no-store",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("cannot write to stdout: Broken pipe"), "{e}");
     // --out into a directory that does not exist.
     check(
         &[

@@ -469,6 +469,10 @@ fn check_host_memory(scn: &Scenario, textbook: Option<u64>) -> Result<(), String
     crate::host::check_fits(scn.host_bytes(textbook), &what)
 }
 
+/// The most lru_gen samples a run keeps (each is the whole debugfs file): a run that would
+/// take more ends in an error instead of filling memory.
+pub const MAX_LRU_GEN_SAMPLES: usize = 100_000;
+
 /// Runs the engine of a scenario on a backend to its end.
 fn run_engine(
     scn: &Scenario,
@@ -672,7 +676,16 @@ impl Engine {
                             }
                         }
                     }
-                    Ev::LruGenSample => self.sample_lru_gen(t),
+                    Ev::LruGenSample => {
+                        self.sample_lru_gen(t);
+                        if self.lru_gen_samples.len() > MAX_LRU_GEN_SAMPLES {
+                            return Err(format!(
+                                "--lru-gen-sample-ms: more than {MAX_LRU_GEN_SAMPLES} samples by \
+                                 {:.3} s of simulated time; sample less often",
+                                t as f64 / 1e9
+                            ));
+                        }
+                    }
                     Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
                 }
             }
