@@ -120,6 +120,13 @@ struct MrcArgs {
     /// Parallel runs of the policy sweep (0: one per core).
     #[arg(long, default_value_t = 0)]
     jobs: usize,
+    /// The results store of the policy sweep's runs (default: the user's cache directory,
+    /// as for compare).
+    #[arg(long, value_name = "PATH")]
+    store: Option<PathBuf>,
+    /// Run the whole policy sweep, reading and writing no results store.
+    #[arg(long)]
+    no_store: bool,
 }
 
 #[derive(Args)]
@@ -1056,6 +1063,19 @@ fn cmd_mrc(a: MrcArgs) -> Result<(), String> {
     if a.points == 0 {
         return Err("--points must be at least 1".into());
     }
+    if policies.iter().all(|&p| p == "lru") {
+        // The exact curve comes from one pass, with no runs to share out or keep.
+        let sweep_only = [
+            ("--store", a.store.is_some()),
+            ("--no-store", a.no_store),
+            ("--jobs", a.jobs != 0),
+        ];
+        if let Some((opt, _)) = sweep_only.iter().find(|(_, given)| *given) {
+            return Err(format!(
+                "{opt} has no effect here: it is for the sweep of policies other than lru"
+            ));
+        }
+    }
     if a.sizes.contains(&0) {
         return Err(
             "--sizes: a cache of 0 pages misses everything; give sizes of at least 1".into(),
@@ -1161,26 +1181,88 @@ fn mrc_sweep(
     let jobs: Vec<(usize, usize)> = (0..specs.len())
         .flat_map(|p| (0..sizes.len()).map(move |s| (p, s)))
         .collect();
+    // The results store: a run is keyed by the trace's contents, the policy and the machine
+    // of its size (as compare keys its runs).
+    let store = match (&a.store, a.no_store) {
+        (Some(_), true) => return Err("give --store PATH or --no-store, not both".into()),
+        (_, true) => None,
+        (path, false) => Some(store::Store::open(
+            &path.clone().unwrap_or_else(store::default_path),
+        )?),
+    };
+    let options: Vec<String> = match &store {
+        None => Vec::new(),
+        Some(_) => {
+            let (sha256, bytes) = sha256_file(&a.trace)?;
+            scenarios
+                .iter()
+                .map(|scn| {
+                    let v = serde_json::json!({
+                        "trace": {"file": name, "format": format.to_string(),
+                                  "sha256": sha256, "bytes": bytes},
+                        "mrc_sweep": true,
+                        "machine": serde_json::to_value(&scn.machine).map_err(|e| e.to_string())?,
+                    });
+                    serde_json::to_string(&v).map_err(|e| e.to_string())
+                })
+                .collect::<Result<_, String>>()?
+        }
+    };
+    let key = |p: usize, s: usize| store::RunKey {
+        scenario: &name,
+        scale: "1",
+        policy: specs[p].to_string(),
+        policy_config: format!("{:?}", specs[p]),
+        seed: 0,
+        options: &options[s],
+    };
+    let known: Vec<Option<u64>> = match &store {
+        None => vec![None; jobs.len()],
+        Some(st) => jobs
+            .iter()
+            .map(|&(p, s)| Ok(st.get(&key(p, s))?.map(|r| r.misses)))
+            .collect::<Result<_, String>>()?,
+    };
+    let reused = known.iter().flatten().count();
+    if let (Some(st), true) = (&store, reused > 0) {
+        eprintln!(
+            "reused {reused} of {} runs from the store {}",
+            jobs.len(),
+            st.path().display()
+        );
+    }
     let threads = match a.jobs {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
     .clamp(1, jobs.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<u64, String>>>> =
-        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let bar = RunsBar::new("mrc", &vec![false; jobs.len()]);
+    let results: Vec<std::sync::Mutex<Option<Result<u64, String>>>> = known
+        .iter()
+        .map(|k| std::sync::Mutex::new(k.map(Ok)))
+        .collect();
+    let done: Vec<bool> = known.iter().map(Option::is_some).collect();
+    let bar = RunsBar::new("mrc", &done);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&(p, s)) = jobs.get(i) else { break };
+                if done[i] {
+                    continue;
+                }
                 let progress = |done: u64, expected: u64| bar.progress(i, done, expected);
                 let opts = RunOptions {
                     progress: bar.shown().then_some(&progress as &dyn Fn(u64, u64)),
                     ..Default::default()
                 };
-                let r = run(&scenarios[s], specs[p], &opts).map(|r| r.misses);
+                let r = run(&scenarios[s], specs[p], &opts);
+                if let (Some(st), Ok(result)) = (&store, &r) {
+                    if let Err(e) = st.put(&key(p, s), result) {
+                        bar.println(&format!("reclaimlab: warning: {e}: run not stored"));
+                    }
+                }
+                let r = r.map(|r| r.misses);
                 bar.finished(i);
                 *results[i].lock().expect("result slot") = Some(r);
             });

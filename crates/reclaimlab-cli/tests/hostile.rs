@@ -308,6 +308,17 @@ fn options_that_would_do_nothing_are_refused() {
         vec!["run", "zipf", "--max-time", "-1"],
         vec!["run", "zipf", "--max-time", "1e300"],
         vec!["compare", "zipf", "--seeds", "0"],
+        vec!["mrc", "--trace", "t.rtrace", "--store", "s.sqlite"],
+        vec![
+            "mrc",
+            "--trace",
+            "t.rtrace",
+            "--policy",
+            "classic",
+            "--store",
+            "s",
+            "--no-store",
+        ],
         vec!["compare", "zipf", "--seeds", "1", "--csv"],
         vec!["compare", "zipf", "--csv", "--json"],
         vec![

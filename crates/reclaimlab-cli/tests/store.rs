@@ -265,3 +265,39 @@ fn a_bad_store_is_a_one_line_error_and_exit_2() {
     assert!(e.contains("--store") && e.contains("--no-store"), "{e}");
     assert!(!Path::new("x.sqlite").exists());
 }
+
+#[test]
+fn an_mrc_policy_sweep_reuses_its_stored_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("z.rtrace");
+    let t = reclaimlab(&[
+        "trace",
+        "zipf",
+        "--scale",
+        "0.125",
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(t.status.success(), "{}", stderr(&t));
+    let store = dir.path().join("s.sqlite");
+    let args = [
+        "mrc",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--policy",
+        "classic,mglru:7.2",
+        "--sizes",
+        "500,1500",
+        "--store",
+        store.to_str().unwrap(),
+    ];
+    let first = reclaimlab(&args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(reused(&first, 4), 0);
+    assert_eq!(rows(&store), Some(4));
+    let second = reclaimlab(&args);
+    assert_eq!(reused(&second, 4), 4);
+    assert_eq!(first.stdout, second.stdout);
+    let fresh = reclaimlab(&with(&args[..7], &["--no-store"]));
+    assert_eq!(first.stdout, fresh.stdout);
+}
