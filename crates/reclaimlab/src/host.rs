@@ -31,11 +31,20 @@ pub fn available_bytes() -> Option<u64> {
     .min()
 }
 
-/// Checks that `need` bytes (described by `what`) fit the host, with room to spare for the
-/// rest of the process (a quarter of what is available).
+/// What one structure may take: three quarters of [`available_bytes`], leaving the rest for
+/// the rest of the process.
+pub fn usable_bytes() -> Option<u64> {
+    available_bytes().map(usable)
+}
+
+fn usable(available: u64) -> u64 {
+    available / 4 * 3
+}
+
+/// Checks that `need` bytes (described by `what`) fit [`usable_bytes`].
 pub fn check_fits(need: u64, what: &str) -> Result<(), String> {
     match available_bytes() {
-        Some(avail) if need > avail / 4 * 3 => Err(format!(
+        Some(avail) if need > usable(avail) => Err(format!(
             "{what} needs about {} of host memory, more than the {} this process may still use \
              (MemAvailable, ulimit -v and ulimit -d); use a smaller machine, scale or trace",
             mib(need),

@@ -370,7 +370,7 @@ fn collect_pages(
     // A set holds a page in 8 bytes at a load of at least 7/16 after growing (hashbrown), and
     // the ranked map built from it 16 bytes at the same load.
     const BYTES_PER_PAGE: u64 = 8 * 16 / 7 + 16 * 16 / 7;
-    let budget = crate::host::available_bytes().map_or(u64::MAX, |b| b / 4 * 3);
+    let budget = crate::host::usable_bytes().unwrap_or(u64::MAX);
     let mut reader = source.open()?;
     let mut distinct = 0u64;
     while let Some((r, n)) = reader.next_run().map_err(|e| source.locate(e))? {
