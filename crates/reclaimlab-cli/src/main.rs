@@ -1706,6 +1706,26 @@ fn compare_runs(
     results
 }
 
+/// The change against the baseline when neither varies across seeds (a deterministic
+/// metric): "=" when equal, else the one relative change "(exact)"; no interval to speak of.
+fn exact_change(base: &[f64], xs: &[f64]) -> Option<String> {
+    let constant = |v: &[f64]| v.iter().all(|&x| x == v[0]);
+    if base.is_empty() || xs.is_empty() || !constant(base) || !constant(xs) {
+        return None;
+    }
+    let (b, x) = (base[0], xs[0]);
+    Some(if x == b {
+        "=".to_string()
+    } else if b != 0.0 {
+        format!(
+            "{} (exact)",
+            reclaimlab::stats::fmt_pct((x / b - 1.0) * 100.0)
+        )
+    } else {
+        format!("diff {} (exact)", fmt_num(x - b))
+    })
+}
+
 /// `compare --seeds N`: per metric the mean and 95% CI per policy (cut at the edges of the
 /// metric's domain) and the 95% CI of the relative change against the first policy (Welch's t
 /// on the log ratio of the means; where a mean is 0, the Welch CI of the difference, in the
@@ -1748,6 +1768,8 @@ fn compare_seeds(
             let s = summary_in(&xs, metric_domain(name));
             let vs = if p == 0 {
                 "baseline".to_string()
+            } else if let Some(exact) = exact_change(&base, &xs) {
+                exact
             } else {
                 match welch_relative_change(&base, &xs) {
                     Some(w) if w.significant => match w.rel {
@@ -1945,4 +1967,28 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
     };
     out!("{table}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exact_change;
+
+    #[test]
+    fn deterministic_metrics_show_their_exact_change() {
+        assert_eq!(
+            exact_change(&[5.0, 5.0], &[5.0, 5.0, 5.0]).as_deref(),
+            Some("=")
+        );
+        assert_eq!(
+            exact_change(&[200.0; 6], &[201.0; 6]).as_deref(),
+            Some("+0.50% (exact)")
+        );
+        assert_eq!(
+            exact_change(&[0.0; 3], &[7.0; 3]).as_deref(),
+            Some("diff 7 (exact)")
+        );
+        // Any variation: the interval methods decide.
+        assert_eq!(exact_change(&[1.0, 2.0], &[3.0, 3.0]), None);
+        assert_eq!(exact_change(&[3.0, 3.0], &[3.0, 4.0]), None);
+    }
 }
