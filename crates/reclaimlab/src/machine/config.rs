@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// Time costs of the simulated clock, in nanoseconds. Defaults are order-of-magnitude figures
 /// from published measurements (see docs/model.md, "Costs"); every one can be overridden.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CostProfile {
     /// CPU time of one access that hits (the application's own work per access included).
     pub cpu_access_ns: u64,
@@ -30,6 +31,9 @@ pub struct CostProfile {
     pub pte_walk_ns: u64,
     /// Unmapping and freeing one page at munmap or exit (`zap_pte_range`).
     pub zap_pte_ns: u64,
+    /// Starting writeback of one dirty page-cache folio: `->writepages` adding it to a bio and
+    /// `submit_bio` (the flusher's CPU per page; also reclaim's `pageout`).
+    pub writeback_page_ns: u64,
 }
 
 impl Default for CostProfile {
@@ -45,6 +49,7 @@ impl Default for CostProfile {
             alloc_page_ns: 150,
             pte_walk_ns: 10,
             zap_pte_ns: 50,
+            writeback_page_ns: 1_000,
         }
     }
 }
@@ -283,8 +288,8 @@ impl MachineConfig {
         if self.node_pages.len() > 64 {
             return Err("at most 64 nodes are modelled".into());
         }
-        if self.cpus == 0 {
-            return Err("cpus must be at least 1".into());
+        if self.cpus == 0 || self.cpus > MAX_CPUS {
+            return Err(format!("cpus must be 1 to {MAX_CPUS}, not {}", self.cpus));
         }
         if self.swappiness > MAX_SWAPPINESS {
             return Err(format!(

@@ -296,7 +296,7 @@ impl Machine {
         if locked {
             r.vm_flags |= vm::LOCKED;
         }
-        self.spend(visited * self.cfg.cost.rmap_pte_ns);
+        self.spend_sys(visited * self.cfg.cost.rmap_pte_ns);
         r
     }
 
@@ -325,7 +325,7 @@ impl Machine {
                 true
             },
         );
-        self.spend(visited * self.cfg.cost.rmap_pte_ns);
+        self.spend_sys(visited * self.cfg.cost.rmap_pte_ns);
         for pid in unmapped_pids {
             let p = &mut self.procs[pid as usize];
             p.rss -= 1;

@@ -147,7 +147,7 @@ pub fn shrink_folio_list(
     let mut i = 0;
     while i < folios.len() {
         let pfn = folios[i];
-        m.spend(m.cfg.cost.reclaim_per_folio_ns);
+        m.spend_sys(m.cfg.cost.reclaim_per_folio_ns);
         sc.nr_scanned += 1;
         let fate = decide_folio(m, pol, pfn, sc, stat);
         match fate {
@@ -359,7 +359,7 @@ pub fn reclaim_throttle(m: &mut Machine, pol: &dyn Policy, node: u8, reason: Vms
         }
     }
     let ns = reason.timeout_jiffies() * NS_PER_JIFFY;
-    m.spend(ns);
+    m.spend_throttled(ns);
     m.ctx.reclaim_ns += ns;
     m.vm.add(Vm::ThrottleNs, ns);
 }

@@ -307,7 +307,7 @@ impl Classic {
         let mut deactivate = 0usize;
         for i in 0..hold.len() {
             let pfn = hold[i];
-            m.spend(m.cfg.cost.reclaim_per_folio_ns);
+            m.spend_sys(m.cfg.cost.reclaim_per_folio_ns);
             let r = m.folio_referenced(pfn, sc.target_mem_cgroup);
             if r.referenced > 0 && r.vm_flags & vm::EXEC != 0 && file {
                 rotated += 1;

@@ -749,7 +749,7 @@ pub fn android_launch(scale: f64) -> Scenario {
         files.push(FileSpec::new(&format!("{name}.apk"), pkg));
         let p = procs.len();
         procs.push(proc_(&name, &memcg, heap, vec![f]));
-        let mut setup = vec![Step::Think(2 * SEC)];
+        let mut setup = vec![Step::Sleep(2 * SEC)];
         if k > 0 {
             setup.push(Step::Barrier {
                 group: k as u16,
@@ -798,7 +798,7 @@ pub fn android_launch(scale: f64) -> Scenario {
                 0,
                 pkg,
             )),
-            Step::Think(SEC),
+            Step::Sleep(SEC),
             Step::Barrier {
                 group: k as u16 + 1,
                 parties: if camera { 1 } else { 2 },

@@ -778,7 +778,7 @@ impl Mglru {
             end,
             crate::machine::kthreads::KthreadWork::PolicyTimer(lv as u64),
         );
-        m.spend(end - now);
+        m.spend_sys(end - now);
         false
     }
 
@@ -1049,7 +1049,7 @@ impl Mglru {
             let Some(pfn) = self.lists.tail(list) else {
                 break;
             };
-            m.spend(m.cfg.cost.reclaim_per_folio_ns);
+            m.spend_sys(m.cfg.cost.reclaim_per_folio_ns);
             r.scanned += 1;
             if self.sort_folio(m, lv, pfn, sc, tier_idx) {
                 sorted += 1;

@@ -290,7 +290,7 @@ fn walk_pte_range(
     st[MM_LEAF_TOTAL] += total;
     st[MM_LEAF_YOUNG] += young;
     st[MM_LEAF_OLD] += total - young;
-    m.spend(total * m.cfg.cost.pte_walk_ns);
+    m.spend_sys(total * m.cfg.cost.pte_walk_ns);
     (total, young)
 }
 
@@ -396,7 +396,7 @@ fn look_around_one(
             p.folio_update_gen(m, pfn, max_gen);
         }
     }
-    m.spend((end - start) * m.cfg.cost.pte_walk_ns);
+    m.spend_sys((end - start) * m.cfg.cost.pte_walk_ns);
     if suitable_to_scan(end - start, young) {
         let seq = p.lruvecs[lv].max_seq;
         update_bloom(
