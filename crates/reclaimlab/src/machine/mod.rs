@@ -256,6 +256,9 @@ pub struct Node {
     pub pgdat_dirty: bool,
     pub pgdat_writeback: bool,
     pub nr_isolated: [u64; 2],
+    /// When each task throttled on VMSCAN_THROTTLE_WRITEBACK wakes (`nr_writeback_throttled`
+    /// is the number still asleep).
+    pub writeback_throttled: Vec<u64>,
 }
 
 impl Node {
@@ -441,6 +444,7 @@ impl Machine {
                 pgdat_dirty: false,
                 pgdat_writeback: false,
                 nr_isolated: [0; 2],
+                writeback_throttled: Vec::new(),
             });
             first += pages;
         }

@@ -31,6 +31,8 @@ pub struct MmState {
     /// An mm-list iteration under way: the walker that started it finishes at `until`, and
     /// only then do `seq` and `max_seq` advance; a reclaimer that arrives before joins it.
     pub walking: Option<WalkInProgress>,
+    /// mms skipped because `mmap_read_trylock` failed (model-only count).
+    pub trylock_failed: u64,
 }
 
 /// An mm-list iteration other reclaimers can still join (`iterate_mm_list` hands each the
@@ -57,6 +59,7 @@ impl MmState {
             filters: [None, None],
             stats: [0; NR_MM_STATS],
             walking: None,
+            trylock_failed: 0,
         }
     }
 }
@@ -193,6 +196,12 @@ pub fn walk_mm_list(
             continue;
         }
         last_handout = m.now();
+        // walk_mm: `mmap_read_trylock` fails while munmap holds mmap_lock for write, and the
+        // mm is skipped for this iteration.
+        if m.procs[pid as usize].mmap_write_until > m.now() {
+            p.lruvecs[lv].mm.trylock_failed += 1;
+            continue;
+        }
         walk_mm(p, m, lv, memcg, node, pid, seq, swappiness, force);
     }
     p.lruvecs[lv].mm.tail_len = position;
