@@ -1151,11 +1151,16 @@ impl Engine {
             Backend::Textbook { cache, cfg, .. } => {
                 let hit = cache.access(page.key(ctx.pid), op == crate::access::Op::Write);
                 let c = &cfg.cost;
+                let syscall = match (page, via) {
+                    (PageRef::File { .. }, Via::Fd) => c.fd_syscall_ns,
+                    _ => 0,
+                };
                 let (sys, io) = match (hit, page) {
-                    (true, _) => (0, 0),
-                    (false, PageRef::File { .. }) => {
-                        (c.major_fault_cpu_ns, cfg.file_device.read_latency_ns)
-                    }
+                    (true, _) => (syscall, 0),
+                    (false, PageRef::File { .. }) => (
+                        syscall + c.major_fault_cpu_ns,
+                        cfg.file_device.read_latency_ns,
+                    ),
                     (false, PageRef::Anon { .. }) => (c.minor_fault_ns, 0),
                 };
                 let times = StepTimes {

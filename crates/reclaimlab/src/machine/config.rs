@@ -31,6 +31,9 @@ pub struct CostProfile {
     pub pte_walk_ns: u64,
     /// Unmapping and freeing one page at munmap or exit (`zap_pte_range`).
     pub zap_pte_ns: u64,
+    /// A `read()`/`write()` system call of one page through a file descriptor, besides the page
+    /// cache's own work: entry and exit, `filemap_get_pages`, the 4 KiB copy to or from user.
+    pub fd_syscall_ns: u64,
     /// Starting writeback of one dirty page-cache folio: `->writepages` adding it to a bio and
     /// `submit_bio` (the flusher's CPU per page; also reclaim's `pageout`).
     pub writeback_page_ns: u64,
@@ -48,7 +51,8 @@ impl Default for CostProfile {
             rmap_pte_ns: 100,
             alloc_page_ns: 150,
             pte_walk_ns: 10,
-            zap_pte_ns: 50,
+            zap_pte_ns: 440,
+            fd_syscall_ns: 1_000,
             writeback_page_ns: 1_000,
         }
     }

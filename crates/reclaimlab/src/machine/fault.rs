@@ -52,6 +52,10 @@ impl Machine {
             }
             (PageRef::File { file, page }, Via::Fd) => {
                 self.ctx.in_lru_fault = false;
+                // ksys_pread64 / ksys_pwrite64: the system call around the page-cache work.
+                if !self.ctx.resumed {
+                    self.spend_sys(self.cfg.cost.fd_syscall_ns);
+                }
                 self.access_fd(pol, pid, file, page, write)
             }
             (PageRef::File { file, page }, Via::Mmap) => {
