@@ -162,6 +162,10 @@ pub struct CpuResult {
     pub iowait_ns: u64,
     pub throttled_ns: u64,
     pub sleep_ns: u64,
+    /// Of the kernel time (tasks' and kthreads'), the time spent spinning on a lruvec's
+    /// `lru_lock` while another context held it.
+    #[serde(default)]
+    pub lru_lock_wait_ns: u64,
     /// Task-to-task switches of a CPU, task migrations between CPUs, and tasks preempted at
     /// the end of their slice or by a woken task (`nr_switches`, `nr_migrations`).
     pub context_switches: u64,
@@ -427,6 +431,7 @@ impl RunResult {
             ("cpu.runqueue_wait_ns", c.runqueue_wait_ns),
             ("cpu.iowait_ns", c.iowait_ns),
             ("cpu.throttled_ns", c.throttled_ns),
+            ("cpu.lru_lock_wait_ns", c.lru_lock_wait_ns),
         ] {
             v.push((k.to_string(), x as f64));
         }

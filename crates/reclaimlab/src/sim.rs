@@ -1296,6 +1296,7 @@ impl Engine {
         if let Backend::Kernel { m, .. } = &self.backend {
             c.kswapd_ns = m.kthreads.cpu.kswapd_ns;
             c.flusher_ns = m.kthreads.cpu.flusher_ns;
+            c.lru_lock_wait_ns = m.lru_lock_wait_ns;
         }
         c
     }

@@ -237,3 +237,51 @@ fn cpus_option_remaps_threads_and_keeps_runs_deterministic() {
     assert!(scn.clone().set_cpus(0).is_err());
     assert!(scn.set_cpus(reclaimlab::consts::MAX_CPUS + 1).is_err());
 }
+
+/// `k` threads on `k` CPUs (and one more, for kswapd) writing their own slices of one
+/// process's anon memory, 2x memory in all, zram: they fault, fill their LRU batches and
+/// reclaim in one lruvec.
+fn contended_writers(k: u32) -> Scenario {
+    let mut m = MachineConfig::simple(8192);
+    m.cpus = k + 1;
+    m.swap = SwapConfig::Zram {
+        size_pages: 16384,
+        compress_ratio: 3.0,
+    };
+    let slice = 16384 / k as u64;
+    Scenario {
+        name: "contended".into(),
+        description: String::new(),
+        machine: m,
+        files: vec![],
+        procs: vec![ProcSpec::new("p", "/", 16384)],
+        threads: (0..k)
+            .map(|c| ThreadSpec {
+                proc: 0,
+                cpu: c,
+                stream: Stream::Phases(vec![Phase {
+                    offset: c as u64 * slice,
+                    ..Phase::new(
+                        Pattern::Sequential { pages: slice },
+                        Target::Anon,
+                        100,
+                        2 * 16384 / k as u64,
+                    )
+                }]),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn lru_lock_waits_grow_with_the_number_of_contenders() {
+    let wait = |k: u32| go(&contended_writers(k), CLASSIC).cpu.lru_lock_wait_ns;
+    let (w1, w2, w4, w8) = (wait(1), wait(2), wait(4), wait(8));
+    assert!(
+        w1 < w2 && w2 < w4 && w4 < w8,
+        "lru_lock waits: 1 {w1}, 2 {w2}, 4 {w4}, 8 {w8}"
+    );
+    // Spinning is kernel time of the tasks (or kswapd).
+    let r = go(&contended_writers(4), CLASSIC);
+    assert!(r.cpu.sys_ns + r.cpu.kswapd_ns >= r.cpu.lru_lock_wait_ns);
+}

@@ -34,6 +34,9 @@ pub struct CostProfile {
     /// A `read()`/`write()` system call of one page through a file descriptor, besides the page
     /// cache's own work: entry and exit, `filemap_get_pages`, the 4 KiB copy to or from user.
     pub fd_syscall_ns: u64,
+    /// `lru_lock` held per folio isolated, put back or added from a batch (list unlink and
+    /// link, flags, counters): only the lock's hold, already part of the costs above.
+    pub lru_lock_hold_ns: u64,
     /// Starting writeback of one dirty page-cache folio: `->writepages` adding it to a bio and
     /// `submit_bio` (the flusher's CPU per page; also reclaim's `pageout`).
     pub writeback_page_ns: u64,
@@ -53,6 +56,7 @@ impl Default for CostProfile {
             pte_walk_ns: 10,
             zap_pte_ns: 440,
             fd_syscall_ns: 1_000,
+            lru_lock_hold_ns: 50,
             writeback_page_ns: 1_000,
         }
     }

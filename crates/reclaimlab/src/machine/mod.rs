@@ -14,6 +14,7 @@ pub mod freelist;
 pub mod kthreads;
 pub mod lists;
 pub mod lru_batch;
+pub mod lru_lock;
 pub mod memcg;
 pub mod memcg_walk;
 pub mod mm;
@@ -419,6 +420,10 @@ pub struct Machine {
     /// The shared reclaim cookie of partial memcg walks (`mem_cgroup_reclaim_iter`): per
     /// (reclaim root, node), the pre-order index the next partial walk starts at.
     pub reclaim_iter: std::collections::BTreeMap<(u16, u8), usize>,
+    /// Each (memcg, node) lruvec's `lru_lock` (`lru_lock.rs`), and the time spent spinning on
+    /// them.
+    pub lru_locks: Vec<lru_lock::LockTimeline>,
+    pub lru_lock_wait_ns: u64,
 }
 
 impl Machine {
@@ -468,6 +473,8 @@ impl Machine {
             young_ptes: Vec::with_capacity(8),
             lruvec_congested: Vec::new(),
             reclaim_iter: Default::default(),
+            lru_locks: Vec::new(),
+            lru_lock_wait_ns: 0,
             kernel,
             cfg,
         };

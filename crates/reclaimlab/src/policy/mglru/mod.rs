@@ -1070,6 +1070,7 @@ impl Mglru {
             let pfn = self.moved[i];
             self.lists.push_head(list, pfn);
         }
+        m.lru_lock(memcg, (lv % self.nodes) as u8, r.scanned);
         let (scan_ev, _) = reclaimer_events(sc);
         if sc.cgroup_reclaim() {
             m.count_memcg(memcg, scan_ev, r.isolated);
@@ -1297,6 +1298,10 @@ impl Mglru {
 
     /// `move_folios_to_lru` for MGLRU: re-add with `lru_gen_add_folio(reclaiming=false)`.
     fn putback(&mut self, m: &mut Machine, folios: &[Pfn]) {
+        if let Some(&first) = folios.first() {
+            let f = m.folios[first as usize];
+            m.lru_lock(f.memcg, f.node, folios.len() as u64);
+        }
         for &pfn in folios {
             let f = &mut m.folios[pfn as usize];
             f.clear(pg::ISOLATED);
