@@ -80,6 +80,8 @@ pub struct Sched {
     eevdf: bool,
     /// `1 + ilog2(min(ncpus, 8))` (`get_update_sysctl_factor`).
     factor: u64,
+    /// Tasks waiting in all queues (so that "does any CPU have waiters" costs nothing).
+    nr_waiting: u64,
     pub stats: SchedStats,
 }
 
@@ -99,12 +101,39 @@ impl Sched {
             cpus,
             eevdf: kernel.has_eevdf(),
             factor,
+            nr_waiting: 0,
             stats: SchedStats::default(),
         }
     }
 
     pub fn nr_cpus(&self) -> u32 {
         self.cpus.len() as u32
+    }
+
+    /// The tasks waiting in every run queue, in CPU order.
+    pub fn waiting(&self) -> impl Iterator<Item = u32> + '_ {
+        self.cpus
+            .iter()
+            .flat_map(|c| c.queue.iter().map(|&(t, _)| t))
+    }
+
+    /// The scheduler's invariants: the waiting count is the queues' lengths summed, and no task
+    /// waits twice.
+    pub fn check(&self) -> Result<(), String> {
+        let queued: Vec<u32> = self.waiting().collect();
+        if queued.len() as u64 != self.nr_waiting {
+            return Err(format!(
+                "sched: {} tasks queued, nr_waiting {}",
+                queued.len(),
+                self.nr_waiting
+            ));
+        }
+        let mut sorted = queued.clone();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("sched: task {} waits on two queues", w[0]));
+        }
+        Ok(())
     }
 
     /// The slice of a task on a CPU with `nr_running` runnable tasks: EEVDF's
@@ -145,6 +174,7 @@ impl Sched {
         let cpu = &mut self.cpus[prev as usize];
         cpu.queue.push_back((task, t));
         cpu.need_resched = true;
+        self.nr_waiting += 1;
         let continues = cpu.curr_continues;
         Placement::Wait {
             cpu: prev,
@@ -162,6 +192,7 @@ impl Sched {
         if c.busy_until > t {
             // A kernel thread preempted it: it runs again first once the CPU is free.
             c.queue.push_front((task, t));
+            self.nr_waiting += 1;
             return Placement::Wait {
                 cpu,
                 dispatch: self.arm(cpu, t),
@@ -174,6 +205,7 @@ impl Sched {
             return Placement::Run { cpu };
         }
         c.queue.push_back((task, t));
+        self.nr_waiting += 1;
         self.stats.preemptions += 1;
         Placement::Wait {
             cpu,
@@ -215,6 +247,7 @@ impl Sched {
                 None => return Dispatch::None,
             },
         };
+        self.nr_waiting -= 1;
         let nr = self.cpus[cpu as usize].queue.len() as u64 + 1;
         let slice = self.slice(nr);
         let c = &mut self.cpus[cpu as usize];
@@ -268,7 +301,7 @@ impl Sched {
             return None;
         }
         let busy_until = c.busy_until;
-        let others_wait = self.cpus.iter().any(|c| !c.queue.is_empty());
+        let others_wait = self.nr_waiting > 0;
         if others_wait {
             self.arm(cpu, busy_until)
         } else {
@@ -282,7 +315,7 @@ impl Sched {
         if c.curr == Some(task) {
             c.curr_continues = false;
         }
-        let others_wait = self.cpus.iter().any(|c| !c.queue.is_empty());
+        let others_wait = self.nr_waiting > 0;
         others_wait.then(|| self.arm(cpu, t)).flatten()
     }
 
@@ -482,6 +515,18 @@ mod tests {
                 waited: 10_000
             }
         );
+    }
+
+    #[test]
+    fn the_checker_finds_a_task_queued_twice() {
+        let mut s = Sched::new(1, 1, Kernel::V6_12);
+        s.wake(0, 0, 0);
+        s.ran(0, 0, 0, 1_000, true);
+        s.wake(1, 0, 10);
+        assert_eq!(s.check(), Ok(()));
+        // An engine bug: the same task woken again while it waits.
+        s.wake(1, 0, 20);
+        assert!(s.check().unwrap_err().contains("two queues"));
     }
 
     #[test]

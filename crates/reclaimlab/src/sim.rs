@@ -738,6 +738,22 @@ impl Engine {
         }
     }
 
+    /// The CPUs' invariants, with the threads': a waiting thread has no queued event and has
+    /// not finished, and every live thread is either waiting, has an event queued, or waits
+    /// at a barrier.
+    fn check_sched(&self) -> Result<(), String> {
+        self.sched.check()?;
+        for i in self.sched.waiting() {
+            let th = &self.threads[i as usize];
+            if th.next_at.is_some() || th.done {
+                return Err(format!(
+                    "thread {i} waits for a CPU but has an event queued or finished"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Places the kernel threads' runs since the last call on CPUs (they take CPU time from
     /// the tasks there).
     fn place_kthread_bursts(&mut self) {
@@ -801,6 +817,8 @@ impl Engine {
             }
             self.place_kthread_bursts();
             if opts.check_invariants {
+                self.check_sched()
+                    .map_err(|e| format!("invariant broken at t={t}: {e}"))?;
                 if let Backend::Kernel { m, pol } = &self.backend {
                     m.check_invariants(pol.as_ref())
                         .map_err(|e| format!("invariant broken at t={t}: {e}"))?;
