@@ -461,5 +461,6 @@ pub fn to_run_result(
         requests: None,
         // The model's own figure; a real kernel has no counterpart.
         preemptions: 0,
+        timeseries: None,
     }
 }

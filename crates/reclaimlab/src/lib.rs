@@ -19,5 +19,6 @@ pub mod policy;
 pub mod sim;
 pub mod stats;
 pub mod textbook;
+pub mod timeseries;
 pub mod trace;
 pub mod workload;

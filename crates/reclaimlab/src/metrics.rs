@@ -208,6 +208,10 @@ pub struct RunResult {
     /// Model-only: how often a task was preempted inside the kernel (between reclaim
     /// priorities or charge and allocation retries) so that other tasks ran before it went on.
     pub preemptions: u64,
+    /// Counters over simulated time (`--sample-ms`); absent from the JSON when not sampled,
+    /// so a result's JSON without sampling is what it always was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<crate::timeseries::TimeSeries>,
 }
 
 /// One scheduled write to the lru_gen debugfs file and its outcome.
