@@ -222,7 +222,9 @@ fn fmt_ms(ns: u64) -> String {
     if rest == 0 {
         ms.to_string()
     } else {
-        format!("{ms}.{:06}", rest).trim_end_matches('0').to_string()
+        format!("{ms}.{:06}", rest)
+            .trim_end_matches('0')
+            .to_string()
     }
 }
 

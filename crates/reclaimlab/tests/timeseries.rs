@@ -72,9 +72,16 @@ fn sampling_never_changes_a_run() {
             assert!(col(&format!("memcg.{}.memory.current", mc.path)).is_some());
             assert!(col(&format!("memcg.{}.memory.stat.anon", mc.path)).is_some());
         }
-        let gens = ts.columns.iter().filter(|c| c.starts_with("lru_gen.")).count();
+        let gens = ts
+            .columns
+            .iter()
+            .filter(|c| c.starts_with("lru_gen."))
+            .count();
         if policy.starts_with("mglru") {
-            assert!(col("lru_gen./.node0.gen0.file_pages").is_some(), "{scenario} {policy}");
+            assert!(
+                col("lru_gen./.node0.gen0.file_pages").is_some(),
+                "{scenario} {policy}"
+            );
             assert!(col("lru_gen./.node0.max_seq").is_some());
         } else {
             assert_eq!(gens, 0);
@@ -108,5 +115,8 @@ fn memcg_usage_over_time_stays_under_its_limit() {
         .unwrap();
     let limit = limited.max_pages.unwrap() * 4096;
     assert!(peak <= limit, "{peak} > {limit}");
-    assert!(peak > limit / 2, "the memcg filled up to its limit: {peak} of {limit}");
+    assert!(
+        peak > limit / 2,
+        "the memcg filled up to its limit: {peak} of {limit}"
+    );
 }
