@@ -461,6 +461,27 @@ pub fn model_version() -> &'static str {
     store::MODEL_VERSION
 }
 
+/// The long options of a subcommand (`run`, `compare`, ...): (name, takes a value,
+/// repeatable), for front ends that map their own arguments to options (Python's keyword
+/// arguments); `None` for an unknown subcommand.
+pub fn options_of(subcommand: &str) -> Option<Vec<(String, bool, bool)>> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let sub = cmd.find_subcommand(subcommand)?;
+    Some(
+        sub.get_arguments()
+            .filter_map(|a| {
+                let long = a.get_long()?;
+                let action = a.get_action();
+                Some((
+                    long.to_string(),
+                    action.takes_values(),
+                    matches!(action, clap::ArgAction::Append),
+                ))
+            })
+            .collect(),
+    )
+}
+
 /// Parses and runs one command line; `captured`: in a library call (--help is printed, not
 /// exited on).
 fn execute<I, T>(args: I, captured: bool) -> Result<(), String>

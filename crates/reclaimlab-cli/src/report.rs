@@ -19,8 +19,12 @@ pub struct ReportArgs {
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// The HTML file to write (atomically).
-    #[arg(short, long)]
-    output: PathBuf,
+    #[arg(short, long, required_unless_present = "table_json")]
+    output: Option<PathBuf>,
+    /// Print the compare tables as JSON (per group of runs that differ only in policy and
+    /// seed) instead of writing a report: what `reclaimlab plot compare` draws.
+    #[arg(long, conflicts_with_all = ["output", "no_plots"])]
+    table_json: bool,
     /// The report's title.
     #[arg(long, default_value = "reclaimlab report")]
     title: String,
@@ -250,6 +254,18 @@ pub fn cmd_report(a: ReportArgs) -> Result<(), String> {
         .iter()
         .map(|g| (g.0.clone(), table(&runs, g)))
         .collect();
+    if a.table_json {
+        let v: Vec<Value> = tables
+            .iter()
+            .map(|(k, rows)| json!({"group": k, "rows": rows}))
+            .collect();
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    let output = a.output.as_ref().expect("clap requires it");
     let figs = if a.no_plots {
         Vec::new()
     } else {
@@ -261,10 +277,10 @@ pub fn cmd_report(a: ReportArgs) -> Result<(), String> {
         figures(&data)?
     };
     let html = render(&a.title, &runs, &tables, &figs, &a.inputs);
-    write_atomic(&a.output, html.as_bytes())?;
+    write_atomic(output, html.as_bytes())?;
     eprintln!(
         "wrote {} ({} runs, {} tables, {} plots)",
-        a.output.display(),
+        output.display(),
         runs.len(),
         tables.len(),
         figs.len()

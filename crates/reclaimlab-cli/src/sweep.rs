@@ -64,7 +64,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE")]
     ingest: Option<PathBuf>,
     /// Run each run as a task on the Ray cluster at ADDRESS (`auto`, `local`, or
-    /// `ray://HOST:PORT`), through the Python package (`python3 -m reclaimlab.sweep`).
+    /// `ray://HOST:PORT`), through the Python package (`python3 -m reclaimlab.sweeps`).
     #[arg(long, value_name = "ADDRESS")]
     ray: Option<String>,
 }
@@ -353,7 +353,7 @@ pub fn cmd_sweep(a: SweepArgs) -> Result<(), String> {
     }
     if let Some(address) = &a.ray {
         return crate::plot::python_module(
-            "reclaimlab.sweep",
+            "reclaimlab.sweeps",
             &ray_argv(&a, address)?,
             "sweep --ray",
         );
@@ -573,7 +573,7 @@ fn ingest(
     Ok(())
 }
 
-/// The `python3 -m reclaimlab.sweep` command line of `sweep --ray`.
+/// The `python3 -m reclaimlab.sweeps` command line of `sweep --ray`.
 fn ray_argv(a: &SweepArgs, address: &str) -> Result<Vec<String>, String> {
     let grid = match (&a.grid, &a.grid_json) {
         (Some(p), _) => vec![p.display().to_string()],
