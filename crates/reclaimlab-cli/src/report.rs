@@ -37,7 +37,6 @@ pub struct ReportArgs {
 struct Run {
     params: Map<String, Value>,
     model_version: Option<String>,
-    source: String,
     result: RunResult,
 }
 
@@ -64,16 +63,20 @@ fn load(inputs: &[PathBuf]) -> Result<(Vec<Run>, Vec<(String, Value)>), String> 
         let mut items = Vec::new();
         flatten(v, &mut items);
         for item in items {
-            let (params, model_version, result) = if let Some(r) = item.get("result") {
-                let params = item["params"].as_object().cloned().unwrap_or_default();
+            // The file is a parameter too: runs of different files are never pooled.
+            let mut params = Map::new();
+            params.insert("file".into(), json!(source));
+            let (model_version, result) = if let Some(r) = item.get("result") {
+                if let Some(p) = item["params"].as_object() {
+                    params.extend(p.clone());
+                }
                 let mv = item["model_version"].as_str().map(str::to_string);
-                (params, mv, r.clone())
+                (mv, r.clone())
             } else {
-                (Map::new(), None, item)
+                (None, item)
             };
             let result: RunResult = serde_json::from_value(result)
                 .map_err(|e| format!("{}: a run that does not read back: {e}", path.display()))?;
-            let mut params = params;
             params
                 .entry("scenario")
                 .or_insert_with(|| json!(result.scenario));
@@ -82,7 +85,6 @@ fn load(inputs: &[PathBuf]) -> Result<(Vec<Run>, Vec<(String, Value)>), String> 
             runs.push(Run {
                 params,
                 model_version,
-                source: source.clone(),
                 result,
             });
         }
@@ -379,7 +381,7 @@ fn render(
     for c in cols
         .iter()
         .map(String::as_str)
-        .chain(["file", "sim_time_s", "accesses", "hit_ratio"])
+        .chain(["sim_time_s", "accesses", "hit_ratio"])
     {
         h.push_str(&format!("<th class=\"l\">{}</th>", esc(c)));
     }
@@ -396,14 +398,26 @@ fn render(
             h.push_str(&format!("<td class=\"l\">{}</td>", esc(&text)));
         }
         h.push_str(&format!(
-            "<td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            esc(&r.source),
+            "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
             fmt_num(r.result.sim_time_ns as f64 / 1e9),
             r.result.accesses,
             fmt_num(r.result.hit_ratio)
         ));
     }
-    h.push_str("</table>\n</body></html>\n");
+    h.push_str("</table>\n");
+    // For checks in a browser (the report's Chromium test): each plot's decoded size and
+    // place, and the page's height, as attributes once the page has loaded. No network.
+    h.push_str(
+        "<script>window.addEventListener('load',function(){\
+         document.querySelectorAll('img.plot').forEach(function(i){\
+         var r=i.getBoundingClientRect();\
+         i.setAttribute('data-natural',i.naturalWidth+'x'+i.naturalHeight);\
+         i.setAttribute('data-rect',[r.left+scrollX,r.top+scrollY,r.width,r.height]\
+         .map(Math.round).join(','));});\
+         document.body.setAttribute('data-height',document.documentElement.scrollHeight);\
+         });</script>\n",
+    );
+    h.push_str("</body></html>\n");
     h
 }
 

@@ -81,7 +81,12 @@ def timeseries(data: Union[pd.DataFrame, Dict[str, Any], PathLike],
     elif not isinstance(data, pd.DataFrame):
         data = read_timeseries(data)
     if columns is None or len(columns) == 0:
-        columns = [c for c in DEFAULT_COUNTERS if c in data.columns and data[c].max() > 0]
+        # Global reclaim's counters, and each limited memcg's own reclaim (memory.stat).
+        memcg_reclaim = [c for c in data.columns if c.startswith("memcg.")
+                         and not c.startswith("memcg./.")
+                         and c.endswith((".memory.stat.pgscan", ".memory.stat.pgsteal"))]
+        columns = [c for c in DEFAULT_COUNTERS + memcg_reclaim
+                   if c in data.columns and data[c].max() > 0]
         if not columns:
             columns = [c for c in data.columns if c.startswith("vmstat.")][:6]
     missing = [c for c in columns if c not in data.columns]
@@ -257,8 +262,8 @@ def generations(data: Union[pd.DataFrame, Dict[str, Any], PathLike], memcg: Opti
     for g in gens:
         y = sum(data.get(f"{base}.{g}.{kind}", 0).fillna(0) for kind in ("anon_pages", "file_pages"))
         ys.append(pd.Series(y).to_numpy(dtype=float))
-    ax.stackplot(t, *reversed(ys), labels=[f"{g} ({'youngest' if g == 'gen0' else 'older'})"
-                                           for g in reversed(gens)])
+    names = {gens[0]: f"{gens[0]} (youngest)", gens[-1]: f"{gens[-1]} (oldest)"}
+    ax.stackplot(t, *reversed(ys), labels=[names.get(g, g) for g in reversed(gens)])
     ax.set_xlabel("simulated time (ms)")
     ax.set_ylabel("pages")
     ax.legend(fontsize=8, loc="upper left")
