@@ -89,6 +89,7 @@ enum Applies {
 }
 
 /// One run of the grid.
+#[derive(Debug)]
 pub struct Cell {
     /// The grid's parameters of this run (knobs that do not apply are null).
     pub params: Map<String, Value>,

@@ -2,6 +2,7 @@
 from the results store after an interruption without repeating a run."""
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -78,3 +79,18 @@ def test_bad_grids_are_errors():
                          store=False)
     with pytest.raises(ValueError, match="backend"):
         reclaimlab.sweep(GRID, backend="spark")
+
+
+def test_the_ray_sweep_command_prints_what_the_local_sweep_prints(tmp_path):
+    """`reclaimlab sweep --ray ADDRESS` runs `python -m reclaimlab.sweeps`: same output."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'reclaimlab[ray]')")
+    import subprocess
+    import sys
+    grid = json.dumps(GRID)
+    local = reclaimlab.cli("sweep", "--grid-json", grid, "--no-store")
+    env = dict(os.environ, RAY_ADDRESS="")
+    out = subprocess.run(
+        [sys.executable, "-m", "reclaimlab.sweeps", "--grid-json", grid, "--ray", "local",
+         "--no-store"], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout == local

@@ -44,6 +44,15 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    """``reclaimlab.store``, ``reclaimlab.plot`` (matplotlib) and ``reclaimlab.sweeps``,
+    imported on first use."""
+    if name in ("store", "plot", "sweeps", "frames"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'reclaimlab' has no attribute {name!r}")
+
+
 def model_version() -> str:
     """The model version runs are keyed by (crate version and a hash of the model's sources)."""
     return _native.model_version()
@@ -132,17 +141,26 @@ def compare_table(scenario: Optional[str] = None, *,
 
 
 def sweep(grid: Union[Dict[str, Any], str, os.PathLike], *, backend: str = "local",
-          store: Any = None, jobs: int = 0, address: Optional[str] = None) -> pd.DataFrame:
+          store: Any = None, jobs: int = 0, address: Optional[str] = None,
+          save: Union[str, os.PathLike, None] = None) -> pd.DataFrame:
     """Runs a grid (a dict, or a TOML/JSON file) as ``reclaimlab sweep``: a DataFrame with one
     row per run, its parameters (scenario, policy, knobs, seed) and every counter and metric.
 
     ``backend="local"`` uses all cores (``jobs``); ``backend="ray"`` runs each run as a Ray task
     on the cluster at ``address`` (default: the running one, or a new local one). Both keep
     finished runs in the results store (``store`` as for :func:`compare`), so a sweep killed
-    and run again repeats no finished run, and both give identical results.
+    and run again repeats no finished run, and both give identical results. ``save``: also
+    write the sweep's records (parameters and whole results, JSON) to this file, for
+    :func:`report`.
+
+    The grid's keys: ``scenarios``, ``policies`` (behaviour switches as policy strings,
+    ``"mglru:7.2-dont-abort-after-aging"``), ``seeds`` (a count or a list), and knobs, each a
+    value or a list: ``scale``, ``memory_max`` (``"/memcg=64M"``), ``swappiness``,
+    ``min_ttl_ms``, ``enabled``, ``cache_pages``, ``max_time``, ``sample_ms``.
     """
     from . import sweeps as _sweep
-    return _sweep.sweep(grid, backend=backend, store=store, jobs=jobs, address=address)
+    return _sweep.sweep(grid, backend=backend, store=store, jobs=jobs, address=address,
+                        save=save)
 
 
 def report(inputs: Sequence[Union[str, os.PathLike]], output: Union[str, os.PathLike], *,

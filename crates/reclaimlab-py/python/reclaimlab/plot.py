@@ -23,15 +23,13 @@ import os
 import sys
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-import matplotlib
+# matplotlib picks a backend that needs no display where there is none (Agg), and a
+# notebook's own in a notebook.
+import matplotlib.pyplot as plt
+import pandas as pd
 
-if os.environ.get("MPLBACKEND") is None and "matplotlib.pyplot" not in sys.modules:
-    matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ._cli import ReclaimlabError  # noqa: E402
-from .frames import timeseries_frame  # noqa: E402
+from ._cli import ReclaimlabError
+from .frames import timeseries_frame
 
 PathLike = Union[str, os.PathLike]
 

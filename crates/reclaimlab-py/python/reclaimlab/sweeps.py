@@ -84,7 +84,8 @@ def run_ray(grid: str, store: Any, address: Optional[str]) -> None:
 
 
 def sweep(grid: Union[Dict[str, Any], str, os.PathLike], *, backend: str = "local",
-          store: Any = None, jobs: int = 0, address: Optional[str] = None) -> pd.DataFrame:
+          store: Any = None, jobs: int = 0, address: Optional[str] = None,
+          save: Union[str, os.PathLike, None] = None) -> pd.DataFrame:
     """See :func:`reclaimlab.sweep`."""
     if backend not in ("local", "ray"):
         raise ValueError(f"backend {backend!r}: expected 'local' or 'ray'")
@@ -97,7 +98,10 @@ def sweep(grid: Union[Dict[str, Any], str, os.PathLike], *, backend: str = "loca
             if store is False:
                 store = os.path.join(tmp, "results.sqlite")
             run_ray(text, store, address)
-        out = call(["sweep", "--grid-json", text, "--json", "--jobs", str(jobs), *store_args(store)])
+        final = ["sweep", "--grid-json", text, "--json", "--jobs", str(jobs), *store_args(store)]
+        if save is not None:
+            final += ["--save", os.fspath(save)]
+        out = call(final)
     return records_frame(json.loads(out))
 
 
