@@ -41,7 +41,10 @@ struct Run {
 }
 
 /// Reads runs (and miss-ratio curves) from result files of any of the CLI's kinds.
-fn load(inputs: &[PathBuf]) -> Result<(Vec<Run>, Vec<(String, Value)>), String> {
+/// A miss-ratio curve (`mrc --json`) and the name of its file.
+type Curve = (String, Value);
+
+fn load(inputs: &[PathBuf]) -> Result<(Vec<Run>, Vec<Curve>), String> {
     let mut runs = Vec::new();
     let mut curves = Vec::new();
     for path in inputs {

@@ -109,17 +109,11 @@ def test_compare_table_is_the_cli_csv():
 
 
 def test_the_command_line_and_python_agree(tmp_path):
-    exe = subprocess.run(["cargo", "metadata", "--format-version=1", "--no-deps"],
-                         capture_output=True, text=True)
-    if exe.returncode != 0:
-        pytest.skip("cargo is not available to find the CLI")
-    target = json.loads(exe.stdout)["target_directory"]
-    binary = f"{target}/release/reclaimlab"
-    import os
-    if not os.path.exists(binary):
-        pytest.skip(f"{binary} not built")
+    from conftest import cli_binary
+    binary = cli_binary()
+    if binary is None:
+        pytest.skip("the CLI is not built (cargo build --release -p reclaimlab-cli)")
     out = subprocess.run([binary, "run", "zipf", "--scale", "0.125", "--policy", "mglru:7.2",
                           "--json"], capture_output=True, text=True, check=True).stdout
     r = reclaimlab.run("zipf", scale=0.125, policy="mglru:7.2")
-    # The same model version built both (the CLI's key of stored runs).
     assert json.loads(out) == r.json

@@ -94,3 +94,23 @@ def test_the_ray_sweep_command_prints_what_the_local_sweep_prints(tmp_path):
          "--no-store"], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout == local
+
+
+def test_the_cli_sweep_with_ray_runs_through_the_package(tmp_path):
+    """`reclaimlab sweep GRID --ray local` (the Rust binary) prints the local sweep's table."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'reclaimlab[ray]')")
+    import subprocess
+    import sys
+    from conftest import cli_binary
+    binary = cli_binary()
+    if binary is None:
+        pytest.skip("the CLI is not built (cargo build --release -p reclaimlab-cli)")
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps(GRID))
+    env = dict(os.environ, RECLAIMLAB_PYTHON=sys.executable, RAY_ADDRESS="")
+    out = subprocess.run([binary, "sweep", str(grid), "--ray", "local", "--store",
+                          str(tmp_path / "s.sqlite")], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout == reclaimlab.cli("sweep", str(grid), "--no-store")
+    assert len(reclaimlab.store.open(tmp_path / "s.sqlite").runs()) == RUNS
