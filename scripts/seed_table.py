@@ -44,12 +44,15 @@ GET = {
     "direct reclaim pages": lambda r: root_stat(r, "pgsteal_direct"),
     "dirty throttle (ms)": lambda r: r["vmstat"].get("dirty_throttle_ns", 0) / 1e6,
     "misses": lambda r: r["misses"],
+    "sys CPU (s)": lambda r: r.get("cpu", {}).get("sys_ns", 0) / 1e9,
+    "kswapd CPU (ms)": lambda r: r.get("cpu", {}).get("kswapd_ns", 0) / 1e6,
+    "run-queue wait (ms)": lambda r: r.get("cpu", {}).get("runqueue_wait_ns", 0) / 1e6,
 }
 for k in ["pgpgin", "pgpgout", "pswpin", "workingset_refault_file", "workingset_refault_anon"]:
     GET[k] = (lambda k: lambda r: r["vmstat"].get(k, 0))(k)
 
 SCENARIOS = [
-    ("ycsb-b", ["ops/s", "req latency mean (us)", "pgpgin", "pgpgout", "workingset_refault_file", "direct reclaim (ms)"],
+    ("ycsb-b", ["ops/s", "req latency mean (us)", "pgpgin", "pgpgout", "workingset_refault_file", "direct reclaim (ms)", "kswapd CPU (ms)"],
      "before 60653 ops/s, refault_file 12.9M, pgpgin 165M; after 82384 (+35.8%), 7.13M (-44.7%), 113M (-31.5%); classic 93714, 15.0M, 85.4M"),
     ("chrome-node", ["ops/s", "req latency mean (us)", "Jain over clients", "Jain over memcgs", "direct reclaim (ms)"],
      "MGLRU ~82-84k requests, Jain 0.991-0.997; classic ~60-62k, Jain 0.981"),
@@ -61,11 +64,11 @@ SCENARIOS = [
      "tps: MGLRU before 17314, after 17286, classic 16245"),
     ("fio-mmap", ["ops/s", "misses", "direct reclaim (ms)"],
      "MB/s: MGLRU before 9034, after 9066, classic 8255"),
-    ("kernel-build", ["elapsed (s)", "direct reclaim (ms)", "pswpin"],
+    ("kernel-build", ["elapsed (s)", "sys CPU (s)", "kswapd CPU (ms)", "direct reclaim (ms)", "pswpin"],
      "sys time: MGLRU before 2823 s, after 2801 s, classic 5024 s"),
     ("android-launch", ["req latency mean (us)", "req latency p95 (us)", "direct reclaim (ms)", "direct reclaim pages", "workingset_refault_anon", "workingset_refault_file", "pgpgin"],
      "series v5: launch mean -2%, P95 -12% (one report); other report: refault_anon +282%, refault_file +639%, direct reclaim ~5x slower"),
-    ("fio-pmem", ["ops/s", "req latency p95 (us)", "misses", "direct reclaim (ms)"],
+    ("fio-pmem", ["ops/s", "req latency p95 (us)", "misses", "direct reclaim (ms)", "kswapd CPU (ms)", "run-queue wait (ms)"],
      "MGLRU vs 5.15: +39% to +49% uniform"),
     ("kv-cache", ["ops/s", "misses", "dirty throttle (ms)", "direct reclaim (ms)"],
      "MGLRU +14% to +32%"),

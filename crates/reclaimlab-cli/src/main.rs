@@ -311,6 +311,10 @@ struct WorkloadArgs {
     /// vm.swappiness (0-200).
     #[arg(long)]
     swappiness: Option<u32>,
+    /// Simulated CPUs [default: the scenario's machine; 1 for a trace replay]. Threads share
+    /// them with kswapd and the flusher (docs/model.md, "CPUs").
+    #[arg(long, value_name = "N")]
+    cpus: Option<u32>,
     /// Override a cost of the simulated clock, e.g. --cost zram_compress_ns=2000 (repeatable;
     /// names as in docs/model.md, "Costs").
     #[arg(long, value_name = "NAME=NS")]
@@ -539,6 +543,9 @@ fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     }
     if let Some(s) = w.swappiness {
         scn.machine.swappiness = s;
+    }
+    if let Some(n) = w.cpus {
+        scn.set_cpus(n)?;
     }
     for spec in &w.memory_max {
         let (path, pages) = options::parse_memory_max(spec)?;
@@ -1740,6 +1747,7 @@ fn options_fingerprint(
         "swap": w.swap,
         "device": w.device,
         "swappiness": w.swappiness,
+        "cpus": w.cpus,
         "cost": w.cost,
         "enabled": w.enabled,
         "min_ttl_ms": w.min_ttl_ms,

@@ -13,7 +13,7 @@
 //! ```
 //!
 //! Knobs (each the `run` option of the same name): `scale`, `memory_max`, `swappiness`,
-//! `min_ttl_ms`, `enabled`, `cache_pages`, `max_time`, `sample_ms`. MGLRU's knobs
+//! `min_ttl_ms`, `enabled`, `cache_pages`, `max_time`, `sample_ms`, `cpus`. MGLRU's knobs
 //! (`min_ttl_ms`, `enabled`) apply to MGLRU policies only and the kernel's (`swappiness`) to
 //! kernel policies only: other policies run once per combination of the knobs that do
 //! apply, with the others `null` in their parameters. Every run is the `run` command line
@@ -76,6 +76,7 @@ const KNOBS: &[(&str, &str, Applies)] = &[
     ("cache_pages", "--cache-pages", Applies::All),
     ("max_time", "--max-time", Applies::All),
     ("sample_ms", "--sample-ms", Applies::All),
+    ("cpus", "--cpus", Applies::All),
     ("swappiness", "--swappiness", Applies::Kernel),
     ("min_ttl_ms", "--min-ttl-ms", Applies::Mglru),
     ("enabled", "--enabled", Applies::Mglru),
@@ -155,12 +156,6 @@ pub fn expand(grid: &Value) -> Result<Vec<Cell>, String> {
     for key in table.keys() {
         let known = ["scenarios", "policies", "seeds"].contains(&key.as_str())
             || KNOBS.iter().any(|(k, _, _)| k == key);
-        if key == "cpus" {
-            // TODO(lead): wire `cpus` to `--cpus N` once the CLI has it (psi-agents branch).
-            return Err(
-                "grid: 'cpus' is not supported by this build yet (no --cpus option)".into(),
-            );
-        }
         if !known {
             return Err(format!(
                 "grid: unknown key '{key}' (expected scenarios, policies, seeds, {})",
@@ -647,10 +642,12 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown key 'swapiness'")
         );
-        assert!(
-            cells_of(r#"{"scenarios": "zipf", "policies": "classic", "cpus": 2}"#)
-                .unwrap_err()
-                .contains("cpus")
+        assert_eq!(
+            cells_of(r#"{"scenarios": "zipf", "policies": "classic", "cpus": [1, 2]}"#).unwrap()[1]
+                .argv
+                .last()
+                .unwrap(),
+            "--cpus=2"
         );
         assert!(
             cells_of(r#"{"scenarios": "zipf", "policies": [], "seeds": 1}"#)

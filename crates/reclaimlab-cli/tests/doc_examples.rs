@@ -75,6 +75,9 @@ fn expectation(command: &str) -> Option<Expect> {
             assert!(dir.join("runs.sqlite").exists(), "no runs.sqlite");
         }),
         "reclaimlab compare zipf --no-store" => Prints(&["scenario zipf", "95% CI"]),
+        "reclaimlab compare swap-storm --policies classic,mglru --cpus 1" => {
+            Prints(&["scenario swap-storm", "cpu.runqueue_wait_ns", "cpu.kswapd_ns"])
+        }
         "reclaimlab stats results.txt" => Prints(&["Jain", "Welch"]),
         "reclaimlab run mmap-zipf --policy mglru:7.1 --lru-gen" => {
             Prints(&["policy mglru:7.1", "memcg 1 /", " node     0"])

@@ -178,7 +178,7 @@ fn bad_grids_and_options_are_one_line_errors() {
         ("scenarios = [\"nope\"]\npolicies = [\"classic\"]\n", "nope"),
         ("scenarios = [\"zipf\"\n", "bad.toml"),
         (
-            "scenarios = [\"zipf\"]\npolicies = [\"classic\"]\ncpus = 2\n",
+            "scenarios = [\"zipf\"]\npolicies = [\"classic\"]\ncpus = 0\n",
             "cpus",
         ),
         (

@@ -421,6 +421,8 @@ pub fn to_run_result(
             requests: 0,
             request_mean_ns: 0.0,
             request_max_ns: 0,
+            // The replayer does not read /proc/PID/stat or schedstat back.
+            cpu: Default::default(),
         })
         .collect();
     let ratio = |x: u64| {
@@ -461,6 +463,7 @@ pub fn to_run_result(
         requests: None,
         // The model's own figure; a real kernel has no counterpart.
         preemptions: 0,
+        cpu: Default::default(),
         timeseries: None,
     }
 }

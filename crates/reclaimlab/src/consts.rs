@@ -184,6 +184,12 @@ impl Kernel {
     pub fn cost_counts_rotations(self) -> bool {
         self >= Kernel::V6_12
     }
+    /// The fair class is EEVDF (v6.6, commit 147f3efaa241 "sched/fair: Implement an EEVDF-like
+    /// scheduling policy"): a task runs `sysctl_sched_base_slice` at a time; before it, CFS
+    /// divided `sysctl_sched_latency` among the runnable tasks (`sched_slice`).
+    pub fn has_eevdf(self) -> bool {
+        self >= Kernel::V6_12
+    }
     /// Direct reclaim walks memcgs partially with a shared cookie (after v6.8).
     pub fn partial_memcg_walk(self) -> bool {
         self >= Kernel::V6_12
@@ -281,6 +287,20 @@ pub fn default_min_free_kbytes(lowmem_pages: u64) -> u64 {
     let kbytes = lowmem_pages * 4;
     int_sqrt(kbytes * 16).clamp(MIN_FREE_KBYTES_LOW, MIN_FREE_KBYTES_HIGH)
 }
+
+// --- The scheduler (kernel/sched/fair.c) ---
+
+/// `sysctl_sched_latency` before scaling: CFS's targeted preemption latency (6 ms).
+pub const SYSCTL_SCHED_LATENCY_NS: u64 = 6_000_000;
+/// `sysctl_sched_min_granularity` before scaling: CFS's shortest slice (0.75 ms).
+pub const SYSCTL_SCHED_MIN_GRANULARITY_NS: u64 = 750_000;
+/// `sysctl_sched_base_slice` before scaling: EEVDF's slice (0.75 ms, v6.6+).
+pub const SYSCTL_SCHED_BASE_SLICE_NS: u64 = 750_000;
+/// `get_update_sysctl_factor` with SCHED_TUNABLESCALING_LOG: the tunables above are multiplied
+/// by `1 + ilog2(min(ncpus, 8))`.
+pub const SCHED_TUNABLESCALING_MAX_CPUS: u32 = 8;
+/// Most simulated CPUs: `CONFIG_NR_CPUS` of Debian's x86-64 kernels (8192).
+pub const MAX_CPUS: u32 = 8192;
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,8 @@
 //! Layout: [`machine`] (memory, page tables, page cache, swap, devices, memcgs, reclaim core),
 //! [`policy`] (the reclaim policies behind one interface), [`workload`] (scenarios and access
 //! generators), [`trace`] (trace readers and writers), [`textbook`] (reference caches with
-//! libCacheSim semantics), [`metrics`] (the result schema), [`sim`] (the discrete-event engine).
+//! libCacheSim semantics), [`metrics`] (the result schema), [`sim`] (the discrete-event engine), [`sched`] (the CPUs
+//! the engine's tasks and kernel threads share).
 
 pub mod access;
 pub mod consts;
@@ -16,6 +17,7 @@ pub mod metrics;
 pub mod mrc;
 pub mod options;
 pub mod policy;
+pub mod sched;
 pub mod sim;
 pub mod stats;
 pub mod textbook;

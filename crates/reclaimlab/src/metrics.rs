@@ -122,6 +122,55 @@ pub struct ThreadResult {
     pub requests: u64,
     pub request_mean_ns: f64,
     pub request_max_ns: u64,
+    /// Where the thread's time went (`utime`, `stime`, `sched_info.run_delay`, ...).
+    #[serde(default)]
+    pub cpu: ThreadCpu,
+}
+
+/// A thread's time: on a CPU in user and kernel mode, waiting for a CPU, and off it (device
+/// waits, throttling, sleeps). Their sum is the thread's life.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ThreadCpu {
+    /// User mode (`utime`): the application's work per access and its compute steps.
+    pub user_ns: u64,
+    /// Kernel mode on its behalf (`stime`): faults, allocation, direct reclaim, rmap and
+    /// page-table walks, compression.
+    pub sys_ns: u64,
+    /// Runnable but waiting for a CPU (`sched_info.run_delay`, /proc/PID/schedstat's 2nd field).
+    pub runqueue_wait_ns: u64,
+    /// Waiting for a block device (`delayacct` blkio).
+    pub iowait_ns: u64,
+    /// Sleeping in `reclaim_throttle`, `balance_dirty_pages` or memory.high's penalty.
+    pub throttled_ns: u64,
+    /// Other sleeps: the workload's own, waiting for an OOM victim to exit.
+    pub sleep_ns: u64,
+}
+
+/// CPU time of the whole run (`cpu` in --json): the tasks' (summed over threads) and the
+/// kernel threads', and what the scheduler did.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CpuResult {
+    /// Simulated CPUs (`--cpus`, or the scenario's machine).
+    pub cpus: u32,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// kswapd's CPU time (`balance_pgdat`), all nodes.
+    pub kswapd_ns: u64,
+    /// The flusher's CPU time (`wb_workfn`: `->writepages`, `folio_mkclean`).
+    pub flusher_ns: u64,
+    pub runqueue_wait_ns: u64,
+    pub iowait_ns: u64,
+    pub throttled_ns: u64,
+    pub sleep_ns: u64,
+    /// Of the kernel time (tasks' and kthreads'), the time spent spinning on a lruvec's
+    /// `lru_lock` while another context held it.
+    #[serde(default)]
+    pub lru_lock_wait_ns: u64,
+    /// Task-to-task switches of a CPU, task migrations between CPUs, and tasks preempted at
+    /// the end of their slice or by a woken task (`nr_switches`, `nr_migrations`).
+    pub context_switches: u64,
+    pub migrations: u64,
+    pub sched_preemptions: u64,
 }
 
 /// The scenario's timed operations ("requests": a YCSB op, a sysbench transaction, a
@@ -208,6 +257,9 @@ pub struct RunResult {
     /// Model-only: how often a task was preempted inside the kernel (between reclaim
     /// priorities or charge and allocation retries) so that other tasks ran before it went on.
     pub preemptions: u64,
+    /// CPU time of the tasks and kernel threads.
+    #[serde(default)]
+    pub cpu: CpuResult,
     /// Counters over simulated time (`--sample-ms`); absent from the JSON when not sampled,
     /// so a result's JSON without sampling is what it always was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -374,6 +426,19 @@ impl RunResult {
             ));
         }
         v.push(("preemptions".into(), self.preemptions as f64));
+        let c = &self.cpu;
+        for (k, x) in [
+            ("cpu.user_ns", c.user_ns),
+            ("cpu.sys_ns", c.sys_ns),
+            ("cpu.kswapd_ns", c.kswapd_ns),
+            ("cpu.flusher_ns", c.flusher_ns),
+            ("cpu.runqueue_wait_ns", c.runqueue_wait_ns),
+            ("cpu.iowait_ns", c.iowait_ns),
+            ("cpu.throttled_ns", c.throttled_ns),
+            ("cpu.lru_lock_wait_ns", c.lru_lock_wait_ns),
+        ] {
+            v.push((k.to_string(), x as f64));
+        }
         v
     }
 }

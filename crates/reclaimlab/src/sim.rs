@@ -4,11 +4,12 @@
 
 use crate::access::{PageRef, Via};
 use crate::consts::*;
-use crate::machine::{pg, Ctx, Machine, MachineConfig, MemcgWalk, Owner, Vm};
+use crate::machine::{pg, Ctx, Machine, MachineConfig, MemcgWalk, Owner, StepTimes, Vm};
 use crate::metrics::*;
 use crate::policy::classic::Classic;
 use crate::policy::mglru::{Mglru, MglruConfig, Switch};
 use crate::policy::Policy;
+use crate::sched::{Dispatch, Placement, Sched};
 use crate::textbook::{TextbookCache, TextbookKind};
 use crate::workload::{Action, ActionSource, MemcgFile, Scenario, Stream, StreamIter};
 use rand::SeedableRng;
@@ -198,14 +199,30 @@ pub struct RunOptions<'a> {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
+    /// A thread becomes runnable (it woke, or goes on after a step without sleeping), or got
+    /// its CPU from a dispatch.
     Thread(u32),
+    /// A CPU picks its next task (`sched.rs`).
+    Dispatch(u32),
     LruGenSample,
     LruGenCmd(usize),
 }
 
 struct Thread {
     pid: u32,
+    /// The CPU the thread runs on, or last ran on (it migrates, `sched.rs`).
     cpu: u32,
+    /// The thread goes on without having slept (its CPU's current task).
+    continuing: bool,
+    /// A dispatch gave it its CPU: its next event runs it without asking the scheduler.
+    dispatched: bool,
+    /// The time of its queued event, if it has one.
+    next_at: Option<u64>,
+    /// When it last became runnable (a step it waited for starts then).
+    ready_at: u64,
+    /// Where its time went, and its time waiting for a CPU.
+    times: StepTimes,
+    runqueue_wait_ns: u64,
     src: StreamIter,
     accesses: u64,
     misses: u64,
@@ -518,6 +535,10 @@ struct Engine {
     op_window: Option<(u64, u64)>,
     /// Accesses preempted inside the kernel (`RunResult::preemptions`).
     preemptions: u64,
+    /// The CPUs (`sched.rs`).
+    sched: Sched,
+    /// Where the current step's time went.
+    step_times: StepTimes,
     /// The counters' time series (`RunOptions::sample_ns`), read-only on the model.
     sampler: Option<crate::timeseries::Sampler>,
 }
@@ -571,6 +592,12 @@ impl Engine {
             .map(|(i, t)| Thread {
                 pid: t.proc as u32,
                 cpu: t.cpu,
+                continuing: false,
+                dispatched: false,
+                next_at: None,
+                ready_at: 0,
+                times: StepTimes::default(),
+                runqueue_wait_ns: 0,
                 src: StreamIter::new(
                     &t.stream,
                     seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
@@ -621,13 +648,19 @@ impl Engine {
             op_pow2_us: vec![0; 1],
             op_window: None,
             preemptions: 0,
+            sched: Sched::new(
+                scn.machine.cpus,
+                scn.machine.node_pages.len(),
+                scn.machine.kernel,
+            ),
+            step_times: StepTimes::default(),
             sampler: None,
         };
         let mut jitter = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x7374_6172_7420_6a69);
         for i in 0..e.threads.len() {
             let start = rand::Rng::random_range(&mut jitter, 0..TASK_START_JITTER_NS);
             e.threads[i].start = start;
-            e.push(start, Ev::Thread(i as u32));
+            e.push_thread(i, start);
         }
         if let Backend::Kernel { m, .. } = &mut e.backend {
             m.start_periodic_flusher();
@@ -650,6 +683,82 @@ impl Engine {
 
     fn push(&mut self, t: u64, ev: Ev) {
         self.queue.push(t, ev);
+    }
+
+    /// Queues thread `i`'s next event at `t`.
+    fn push_thread(&mut self, i: usize, t: u64) {
+        self.threads[i].next_at = Some(t);
+        self.push(t, Ev::Thread(i as u32));
+    }
+
+    /// Thread `i` is runnable at `t`: it runs a step if the scheduler gives it a CPU, or waits
+    /// in a run queue. Returns true when the thread has finished.
+    fn thread_ready(&mut self, i: usize, t: u64) -> bool {
+        let th = &mut self.threads[i];
+        th.next_at = None;
+        let placement = if std::mem::take(&mut th.dispatched) {
+            Placement::Run { cpu: th.cpu }
+        } else {
+            th.ready_at = t;
+            let (task, cpu) = (i as u32, th.cpu);
+            if std::mem::take(&mut th.continuing) {
+                self.sched.resume(task, cpu, t)
+            } else {
+                self.sched.wake(task, cpu, t)
+            }
+        };
+        match placement {
+            Placement::Wait { cpu, dispatch } => {
+                self.threads[i].cpu = cpu;
+                if let Some(at) = dispatch {
+                    self.push(at, Ev::Dispatch(cpu));
+                }
+                false
+            }
+            Placement::Run { cpu } => self.run_step(i, t, cpu),
+        }
+    }
+
+    /// Thread `i` runs its next step on `cpu` from `t`: its CPU time is one burst there, then
+    /// its waits off the CPU.
+    fn run_step(&mut self, i: usize, t: u64, cpu: u32) -> bool {
+        self.threads[i].cpu = cpu;
+        self.step_times = StepTimes::default();
+        let finished = self.step_thread(i, t);
+        let times = self.step_times;
+        let th = &mut self.threads[i];
+        th.times.add(&times);
+        let runnable = !finished && th.next_at.is_some() && times.off_cpu_ns() == 0;
+        th.continuing = runnable;
+        if let Some(at) = self.sched.ran(i as u32, cpu, t, times.cpu_ns(), runnable) {
+            self.push(at, Ev::Dispatch(cpu));
+        }
+        finished
+    }
+
+    /// A CPU's dispatch event: the task it picks runs now.
+    fn dispatch_cpu(&mut self, cpu: u32, t: u64) {
+        match self.sched.dispatch(cpu, t) {
+            Dispatch::None => {}
+            Dispatch::Again(at) => self.push(at, Ev::Dispatch(cpu)),
+            Dispatch::Run { task, waited } => {
+                let th = &mut self.threads[task as usize];
+                th.dispatched = true;
+                th.cpu = cpu;
+                th.runqueue_wait_ns += waited;
+                self.push_thread(task as usize, t);
+            }
+        }
+    }
+
+    /// Places the kernel threads' runs since the last call on CPUs (they take CPU time from
+    /// the tasks there).
+    fn place_kthread_bursts(&mut self) {
+        if let Backend::Kernel { m, .. } = &mut self.backend {
+            for (start, ns, node) in m.kthreads.cpu.bursts.drain(..) {
+                self.sched.reserve(node, start, ns);
+            }
+        }
     }
 
     fn run(&mut self, opts: &RunOptions) -> Result<(), String> {
@@ -682,8 +791,9 @@ impl Engine {
                     break;
                 };
                 match ev {
+                    Ev::Dispatch(c) => self.dispatch_cpu(c, t),
                     Ev::Thread(i) => {
-                        if self.step_thread(i as usize, t) {
+                        if self.thread_ready(i as usize, t) {
                             self.depart_barriers(i as usize, t);
                             if !self.threads[i as usize].daemon {
                                 live -= 1;
@@ -703,6 +813,7 @@ impl Engine {
                     Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
                 }
             }
+            self.place_kthread_bursts();
             if opts.check_invariants {
                 if let Backend::Kernel { m, pol } = &self.backend {
                     m.check_invariants(pol.as_ref())
@@ -765,9 +876,11 @@ impl Engine {
                     self.arrive_at_barrier(i, t, group, parties);
                 }
                 Action::OpBegin => {
-                    self.threads[i].op_start = Some(t);
-                    let w = self.op_window.get_or_insert((t, t));
-                    w.0 = w.0.min(t);
+                    // The operation began when the thread became runnable for it.
+                    let begin = self.threads[i].ready_at.min(t);
+                    self.threads[i].op_start = Some(begin);
+                    let w = self.op_window.get_or_insert((begin, begin));
+                    w.0 = w.0.min(begin);
                     continue;
                 }
                 Action::OpEnd => {
@@ -785,16 +898,27 @@ impl Engine {
                 }
                 Action::MemcgWrite { memcg, file, value } => {
                     let elapsed = self.memcg_write(i, t, memcg, file, value);
-                    self.push(t + elapsed.max(1), Ev::Thread(i as u32));
+                    self.push_thread(i, t + elapsed.max(1));
                 }
-                Action::Think(ns) => self.push(t + ns, Ev::Thread(i as u32)),
-                Action::WaitUntil(at) => self.push(at.max(t), Ev::Thread(i as u32)),
+                Action::Think(ns) => {
+                    self.step_times.user_ns += ns;
+                    self.push_thread(i, t + ns);
+                }
+                Action::Sleep(ns) => {
+                    self.step_times.sleep_ns += ns;
+                    self.push_thread(i, t + ns);
+                }
+                Action::WaitUntil(at) => {
+                    self.step_times.sleep_ns += at.saturating_sub(t);
+                    self.push_thread(i, at.max(t));
+                }
                 Action::MunmapAnon { start, len } => {
                     let elapsed = self.munmap(i, t, start, len);
-                    self.push(t + elapsed, Ev::Thread(i as u32));
+                    self.push_thread(i, t + elapsed);
                 }
                 Action::Access { page, op, via } => {
-                    self.threads[i].access_start = t;
+                    // Its latency counts from when the thread became runnable for it.
+                    self.threads[i].access_start = self.threads[i].ready_at.min(t);
                     return self.run_access(i, t, page, op, via);
                 }
             }
@@ -820,7 +944,7 @@ impl Engine {
         }
         let waiting = std::mem::take(&mut b.waiting);
         for w in waiting {
-            self.push(t, Ev::Thread(w as u32));
+            self.push_thread(w, t);
         }
     }
 
@@ -898,6 +1022,7 @@ impl Engine {
             if m.procs[ctx.pid as usize].alive {
                 m.ctx = ctx;
                 m.exit_mmap(pol.as_mut(), ctx.pid);
+                self.step_times.add(&m.ctx.times);
             }
         }
     }
@@ -977,13 +1102,13 @@ impl Engine {
                 self.threads[i].yielded_access = None;
                 let elapsed = at - self.threads[i].access_start;
                 self.record_access(i, hit, major, elapsed);
-                self.push(at.max(t + 1), Ev::Thread(i as u32));
+                self.push_thread(i, at.max(t + 1));
                 false
             }
             AccessEnd::Yielded { at } => {
                 self.preemptions += 1;
                 self.threads[i].yielded_access = Some((page, op, via));
-                self.push(at.max(t + 1), Ev::Thread(i as u32));
+                self.push_thread(i, at.max(t + 1));
                 false
             }
             AccessEnd::Killed => {
@@ -1023,6 +1148,7 @@ impl Engine {
                 m.ctx = ctx;
                 m.resume = resume.map(|r| *r).unwrap_or_default();
                 let out = m.access(pol.as_mut(), ctx.pid, page, op, via);
+                self.step_times.add(&m.ctx.times);
                 let at = m.now();
                 if m.ctx.yielded {
                     self.threads[i].resume = Some(Box::new(std::mem::take(&mut m.resume)));
@@ -1041,14 +1167,26 @@ impl Engine {
             Backend::Textbook { cache, cfg, .. } => {
                 let hit = cache.access(page.key(ctx.pid), op == crate::access::Op::Write);
                 let c = &cfg.cost;
-                let elapsed = c.cpu_access_ns
-                    + match (hit, page) {
-                        (true, _) => 0,
-                        (false, PageRef::File { .. }) => {
-                            c.major_fault_cpu_ns + cfg.file_device.read_latency_ns
-                        }
-                        (false, PageRef::Anon { .. }) => c.minor_fault_ns,
-                    };
+                let syscall = match (page, via) {
+                    (PageRef::File { .. }, Via::Fd) => c.fd_syscall_ns,
+                    _ => 0,
+                };
+                let (sys, io) = match (hit, page) {
+                    (true, _) => (syscall, 0),
+                    (false, PageRef::File { .. }) => (
+                        syscall + c.major_fault_cpu_ns,
+                        cfg.file_device.read_latency_ns,
+                    ),
+                    (false, PageRef::Anon { .. }) => (c.minor_fault_ns, 0),
+                };
+                let times = StepTimes {
+                    user_ns: c.cpu_access_ns,
+                    sys_ns: sys,
+                    iowait_ns: io,
+                    ..StepTimes::default()
+                };
+                self.step_times.add(&times);
+                let elapsed = times.cpu_ns() + times.off_cpu_ns();
                 AccessEnd::Done {
                     hit,
                     major: !hit && matches!(page, PageRef::File { .. }),
@@ -1083,6 +1221,7 @@ impl Engine {
                 }
             }
         }
+        self.step_times.add(&m.ctx.times);
         m.ctx.elapsed
     }
 
@@ -1092,9 +1231,15 @@ impl Engine {
             Backend::Kernel { m, pol } => {
                 m.ctx = ctx;
                 m.munmap_anon(pol.as_mut(), ctx.pid, start, len);
+                // zap_pte_range over the range.
+                self.step_times.add(&m.ctx.times);
+                self.step_times.sys_ns += len * m.cfg.cost.zap_pte_ns;
                 m.ctx.elapsed + len * m.cfg.cost.zap_pte_ns
             }
-            Backend::Textbook { cfg, .. } => len * cfg.cost.zap_pte_ns,
+            Backend::Textbook { cfg, .. } => {
+                self.step_times.sys_ns += len * cfg.cost.zap_pte_ns;
+                len * cfg.cost.zap_pte_ns
+            }
         }
     }
 
@@ -1207,6 +1352,31 @@ impl Engine {
         });
     }
 
+    /// The run's CPU time: the threads' summed, the kernel threads', the scheduler's counts.
+    fn cpu_result(&self) -> CpuResult {
+        let mut c = CpuResult {
+            cpus: self.sched.nr_cpus(),
+            context_switches: self.sched.stats.context_switches,
+            migrations: self.sched.stats.migrations,
+            sched_preemptions: self.sched.stats.preemptions,
+            ..CpuResult::default()
+        };
+        for t in &self.threads {
+            c.user_ns += t.times.user_ns;
+            c.sys_ns += t.times.sys_ns;
+            c.runqueue_wait_ns += t.runqueue_wait_ns;
+            c.iowait_ns += t.times.iowait_ns;
+            c.throttled_ns += t.times.throttled_ns;
+            c.sleep_ns += t.times.sleep_ns;
+        }
+        if let Backend::Kernel { m, .. } = &self.backend {
+            c.kswapd_ns = m.kthreads.cpu.kswapd_ns;
+            c.flusher_ns = m.kthreads.cpu.flusher_ns;
+            c.lru_lock_wait_ns = m.lru_lock_wait_ns;
+        }
+        c
+    }
+
     fn result(&self, scn: &Scenario, spec: PolicySpec, seed: u64) -> RunResult {
         let sim_time_ns = self
             .threads
@@ -1242,8 +1412,17 @@ impl Engine {
                 requests: t.ops,
                 request_mean_ns: t.op_hist.mean_ns(),
                 request_max_ns: t.op_hist.max_ns,
+                cpu: ThreadCpu {
+                    user_ns: t.times.user_ns,
+                    sys_ns: t.times.sys_ns,
+                    runqueue_wait_ns: t.runqueue_wait_ns,
+                    iowait_ns: t.times.iowait_ns,
+                    throttled_ns: t.times.throttled_ns,
+                    sleep_ns: t.times.sleep_ns,
+                },
             })
             .collect();
+        let cpu = self.cpu_result();
         let (vmstat, meminfo, memcgs, oom_kills, lru_gen) = match &self.backend {
             Backend::Kernel { m, pol } => (
                 vmstat_map(m, pol.as_ref()),
@@ -1294,6 +1473,7 @@ impl Engine {
             fairness_memcgs: self.fairness_memcgs(scn),
             requests: self.requests(scn),
             preemptions: self.preemptions,
+            cpu,
             timeseries: None,
         }
     }

@@ -23,7 +23,7 @@ use reclaimlab::consts::{
 use reclaimlab::machine::mm::{vm, PTRS_PER_PTE};
 use reclaimlab::machine::vmscan::ScanControl;
 use reclaimlab::machine::{pg, Ctx, MachineConfig, MemcgConfig, Pfn, SwapConfig, Vm};
-use reclaimlab::policy::mglru::walk::{self, MM_LEAF_TOTAL, MM_NONLEAF_FOUND};
+use reclaimlab::policy::mglru::walk::{self, MM_LEAF_TOTAL, MM_NONLEAF_FOUND, MM_NONLEAF_TOTAL};
 use reclaimlab::policy::mglru::{positive_ctrl_err, CtrlPos, GenLruvec, MglruConfig, Switch};
 use reclaimlab::policy::Policy;
 
@@ -910,6 +910,40 @@ fn a_reclaimer_that_finds_every_mm_taken_ends_the_iteration() {
         assert_eq!(l.m.now(), start + 1, "{kernel}: no waiting");
         assert_eq!(l.g().max_seq, max + 1, "{kernel}");
         assert!(l.g().mm.walking.is_none());
+        l.check();
+    }
+}
+
+/// `walk_mm`: `mmap_read_trylock` fails while munmap holds the mm's `mmap_lock` for write,
+/// and the walk skips that mm (its young bits stay); once the munmap is over it is walked.
+#[test]
+fn a_walk_skips_an_mm_whose_mmap_lock_munmap_holds() {
+    for kernel in [Kernel::V6_1, Kernel::V6_12, Kernel::V7_1] {
+        let (mut l, f, p) = walk_lab(kernel, LRU_GEN_CORE | LRU_GEN_MM_WALK);
+        for page in 0..2 * PTRS_PER_PTE {
+            l.load(p, f, page);
+        }
+        l.enter(0);
+        let now = l.m.now();
+        l.m.procs[p as usize].mmap_write_until = now + 1_000_000;
+        walk(&mut l);
+        assert!(young(&l, p, 0), "{kernel}: skipped, young bit kept");
+        assert_eq!(l.g().mm.trylock_failed, 1, "{kernel}");
+        assert_eq!(
+            l.g().mm.stats[MM_NONLEAF_TOTAL],
+            0,
+            "{kernel}: no PMD visited"
+        );
+        // After the munmap the mm is walked (its PMDs visited; the Bloom filter, which the
+        // skipped walk left empty, now skips its PTE tables, as the kernel's would).
+        l.m.ctx = Ctx {
+            now: now + 2_000_000,
+            ..Ctx::default()
+        };
+        l.m.procs[p as usize].mm_used = !0;
+        walk(&mut l);
+        assert!(l.g().mm.stats[MM_NONLEAF_TOTAL] > 0, "{kernel}: walked");
+        assert_eq!(l.g().mm.trylock_failed, 1, "{kernel}");
         l.check();
     }
 }

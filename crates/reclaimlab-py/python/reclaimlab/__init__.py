@@ -156,7 +156,7 @@ def sweep(grid: Union[Dict[str, Any], str, os.PathLike], *, backend: str = "loca
     The grid's keys: ``scenarios``, ``policies`` (behaviour switches as policy strings,
     ``"mglru:7.2-dont-abort-after-aging"``), ``seeds`` (a count or a list), and knobs, each a
     value or a list: ``scale``, ``memory_max`` (``"/memcg=64M"``), ``swappiness``,
-    ``min_ttl_ms``, ``enabled``, ``cache_pages``, ``max_time``, ``sample_ms``.
+    ``min_ttl_ms``, ``enabled``, ``cache_pages``, ``max_time``, ``sample_ms``, ``cpus``.
     """
     from . import sweeps as _sweep
     return _sweep.sweep(grid, backend=backend, store=store, jobs=jobs, address=address,

@@ -74,7 +74,7 @@ impl Machine {
     /// watermark, then the slow path: wake kswapd, min watermark, direct reclaim, the retry
     /// gate, and the OOM killer. None when the current task was killed or nothing is left.
     pub fn alloc_page(&mut self, pol: &mut dyn Policy, preferred: u8) -> Option<Pfn> {
-        self.spend(self.cfg.cost.alloc_page_ns);
+        self.spend_sys(self.cfg.cost.alloc_page_ns);
         // A task preempted in the slow path goes on there.
         if self.resume.slowpath.is_none() {
             if let Some(p) = self.get_page_from_freelist(preferred, Wmark::Low) {
@@ -175,7 +175,7 @@ impl Machine {
             .map(|p| p.oom_exit_until)
             .max();
         if let Some(until) = exiting {
-            self.spend(until - now);
+            self.spend_sleep(until - now);
             return true;
         }
         let mut chosen: Option<(i64, u32)> = None;

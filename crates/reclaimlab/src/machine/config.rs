@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// Time costs of the simulated clock, in nanoseconds. Defaults are order-of-magnitude figures
 /// from published measurements (see docs/model.md, "Costs"); every one can be overridden.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CostProfile {
     /// CPU time of one access that hits (the application's own work per access included).
     pub cpu_access_ns: u64,
@@ -30,6 +31,15 @@ pub struct CostProfile {
     pub pte_walk_ns: u64,
     /// Unmapping and freeing one page at munmap or exit (`zap_pte_range`).
     pub zap_pte_ns: u64,
+    /// A `read()`/`write()` system call of one page through a file descriptor, besides the page
+    /// cache's own work: entry and exit, `filemap_get_pages`, the 4 KiB copy to or from user.
+    pub fd_syscall_ns: u64,
+    /// `lru_lock` held per folio isolated, put back or added from a batch (list unlink and
+    /// link, flags, counters): only the lock's hold, already part of the costs above.
+    pub lru_lock_hold_ns: u64,
+    /// Starting writeback of one dirty page-cache folio: `->writepages` adding it to a bio and
+    /// `submit_bio` (the flusher's CPU per page; also reclaim's `pageout`).
+    pub writeback_page_ns: u64,
 }
 
 impl Default for CostProfile {
@@ -44,7 +54,10 @@ impl Default for CostProfile {
             rmap_pte_ns: 100,
             alloc_page_ns: 150,
             pte_walk_ns: 10,
-            zap_pte_ns: 50,
+            zap_pte_ns: 440,
+            fd_syscall_ns: 1_000,
+            lru_lock_hold_ns: 50,
+            writeback_page_ns: 1_000,
         }
     }
 }
@@ -283,8 +296,8 @@ impl MachineConfig {
         if self.node_pages.len() > 64 {
             return Err("at most 64 nodes are modelled".into());
         }
-        if self.cpus == 0 {
-            return Err("cpus must be at least 1".into());
+        if self.cpus == 0 || self.cpus > MAX_CPUS {
+            return Err(format!("cpus must be 1 to {MAX_CPUS}, not {}", self.cpus));
         }
         if self.swappiness > MAX_SWAPPINESS {
             return Err(format!(

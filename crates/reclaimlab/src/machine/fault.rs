@@ -33,7 +33,7 @@ impl Machine {
         via: Via,
     ) -> Option<AccessOutcome> {
         if !self.ctx.resumed {
-            self.spend(self.cfg.cost.cpu_access_ns);
+            self.spend_user(self.cfg.cost.cpu_access_ns);
         }
         // The task runs: lru_gen_use_mm marks its mm for every node's next walk.
         self.procs[pid as usize].mm_used = !0;
@@ -52,6 +52,10 @@ impl Machine {
             }
             (PageRef::File { file, page }, Via::Fd) => {
                 self.ctx.in_lru_fault = false;
+                // ksys_pread64 / ksys_pwrite64: the system call around the page-cache work.
+                if !self.ctx.resumed {
+                    self.spend_sys(self.cfg.cost.fd_syscall_ns);
+                }
                 self.access_fd(pol, pid, file, page, write)
             }
             (PageRef::File { file, page }, Via::Mmap) => {
@@ -133,9 +137,9 @@ impl Machine {
         self.count(memcg, Vm::Pgfault, 1);
         if major {
             self.count(memcg, Vm::Pgmajfault, 1);
-            self.spend(self.cfg.cost.major_fault_cpu_ns);
+            self.spend_sys(self.cfg.cost.major_fault_cpu_ns);
         } else {
-            self.spend(self.cfg.cost.minor_fault_ns);
+            self.spend_sys(self.cfg.cost.minor_fault_ns);
         }
     }
 
@@ -245,8 +249,7 @@ impl Machine {
     ) -> Option<Pfn> {
         self.count_fault(pid, true);
         let pfn = self.new_folio(pol, pid, Owner::Anon { pid, vma, index })?;
-        let read_ns = self.swap_read_ns();
-        self.spend(read_ns);
+        self.swap_read();
         let memcg = self.folios[pfn as usize].memcg;
         self.count(memcg, Vm::Pswpin, 1);
         if !self.swap.is_synchronous() || self.kernel.counts_sync_swap_io_in_pgpg() {
@@ -325,7 +328,7 @@ impl Machine {
         if !write {
             let now = self.now();
             let done = self.file_dev.submit(now, 4096, false);
-            self.spend(done - now);
+            self.spend_iowait(done - now);
             let memcg = self.folios[pfn as usize].memcg;
             self.count(memcg, Vm::Pgpgin, 4);
         }

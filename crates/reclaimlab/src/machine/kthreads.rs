@@ -48,6 +48,18 @@ pub struct Kthreads {
     kswapd_state: Vec<Option<Box<super::vmscan::BalancePgdat>>>,
     /// Whether the periodic flusher has been started (`start_periodic_flusher`).
     started: bool,
+    /// CPU time the kernel threads used, and their bursts not yet placed on a CPU.
+    pub cpu: KthreadCpu,
+}
+
+/// The CPU time of kswapd and the flusher (their `se.sum_exec_runtime`), and each run's burst,
+/// which the event engine places on a CPU (`sched.rs`): it takes that CPU from the tasks.
+#[derive(Clone, Debug, Default)]
+pub struct KthreadCpu {
+    pub kswapd_ns: u64,
+    pub flusher_ns: u64,
+    /// (start, CPU time, node) of runs the engine has not placed yet.
+    pub bursts: Vec<(u64, u64, u8)>,
 }
 
 impl Kthreads {
@@ -177,6 +189,9 @@ impl Machine {
             ..Ctx::default()
         };
         let end = super::vmscan::balance_pgdat(self, pol, node, resume);
+        let cpu_ns = self.ctx.times.cpu_ns();
+        self.kthreads.cpu.kswapd_ns += cpu_ns;
+        self.kthreads.cpu.bursts.push((at, cpu_ns, node));
         if let super::vmscan::BalanceEnd::Preempted(st) = end {
             self.kthreads.kswapd_state[n] = Some(st);
             let now = self.now();
@@ -207,6 +222,12 @@ impl Machine {
         };
         let idle = self.files.iter().all(|f| f.nr_dirty == 0);
         let mut next = self.flusher_run().max(at + 1);
+        let cpu_ns = self.ctx.times.cpu_ns();
+        if cpu_ns > 0 {
+            self.kthreads.cpu.flusher_ns += cpu_ns;
+            // The flusher (a kworker) runs on a CPU of node 0.
+            self.kthreads.cpu.bursts.push((at, cpu_ns, 0));
+        }
         if idle {
             // Other kernel-thread work may wake a task: skip no further than it either.
             let others = self.kthreads.next_time().unwrap_or(u64::MAX);

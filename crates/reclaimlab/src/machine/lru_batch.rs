@@ -20,9 +20,31 @@ impl Machine {
         }
     }
 
+    /// `folio_batch_move_lru` takes each folio's lruvec lock in turn, relocking only when the
+    /// lruvec changes (`folio_lruvec_relock_irqsave`): one hold per run of folios of one lruvec.
+    fn lock_batch_lruvecs(&mut self, batch: &[super::Pfn]) {
+        let mut run: Option<(u16, u8, u64)> = None;
+        for &pfn in batch {
+            let f = self.folios[pfn as usize];
+            match run {
+                Some((mc, n, k)) if mc == f.memcg && n == f.node => run = Some((mc, n, k + 1)),
+                _ => {
+                    if let Some((mc, n, k)) = run {
+                        self.lru_lock(mc, n, k);
+                    }
+                    run = Some((f.memcg, f.node, 1));
+                }
+            }
+        }
+        if let Some((mc, n, k)) = run {
+            self.lru_lock(mc, n, k);
+        }
+    }
+
     /// `folio_batch_move_lru(lru_add)`: `lru_add` for every queued folio.
     fn flush_lru_add(&mut self, pol: &mut dyn Policy, cpu: usize) {
         let mut batch = std::mem::take(&mut self.lru_add_batch[cpu]);
+        self.lock_batch_lruvecs(&batch);
         for &pfn in &batch {
             self.lru_add(pol, pfn);
         }
@@ -58,6 +80,7 @@ impl Machine {
     /// head and count PGACTIVATE.
     fn flush_lru_activate(&mut self, pol: &mut dyn Policy, cpu: usize) {
         let mut batch = std::mem::take(&mut self.lru_activate_batch[cpu]);
+        self.lock_batch_lruvecs(&batch);
         for &pfn in &batch {
             let f = self.folios[pfn as usize];
             if !f.test(pg::LRU) || f.test(pg::ACTIVE) || f.test(pg::UNEVICTABLE) {

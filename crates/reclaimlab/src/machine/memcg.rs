@@ -256,7 +256,7 @@ impl Machine {
                 continue;
             }
             let ns = penalty * NS_PER_JIFFY;
-            self.spend(ns);
+            self.spend_throttled(ns);
             self.ctx.reclaim_ns += ns;
             self.count(memcg, Vm::ThrottleNs, ns);
             return;

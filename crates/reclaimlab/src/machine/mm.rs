@@ -171,6 +171,9 @@ pub struct Process {
     /// and how many it may dirty before the next (`current->nr_dirtied_pause`).
     pub nr_dirtied: u64,
     pub nr_dirtied_pause: u64,
+    /// munmap holds `mmap_lock` for write until then (`mmap_write_lock` in `do_vmi_munmap`):
+    /// `mmap_read_trylock` fails before it.
+    pub mmap_write_until: u64,
 }
 
 impl Process {
@@ -224,6 +227,7 @@ impl Machine {
             oom_exit_until: 0,
             nr_dirtied: 0,
             nr_dirtied_pause: crate::consts::NR_DIRTIED_PAUSE_INIT,
+            mmap_write_until: 0,
         });
         pid
     }
@@ -296,7 +300,7 @@ impl Machine {
         if locked {
             r.vm_flags |= vm::LOCKED;
         }
-        self.spend(visited * self.cfg.cost.rmap_pte_ns);
+        self.spend_sys(visited * self.cfg.cost.rmap_pte_ns);
         r
     }
 
@@ -325,7 +329,7 @@ impl Machine {
                 true
             },
         );
-        self.spend(visited * self.cfg.cost.rmap_pte_ns);
+        self.spend_sys(visited * self.cfg.cost.rmap_pte_ns);
         for pid in unmapped_pids {
             let p = &mut self.procs[pid as usize];
             p.rss -= 1;
@@ -413,6 +417,9 @@ impl Machine {
     /// Unmaps and frees an anon range of a process (munmap of part of vma 0).
     pub fn munmap_anon(&mut self, pol: &mut dyn Policy, pid: u32, start: u64, len: u64) {
         let n = self.procs[pid as usize].vmas[0].ptes.len() as u64;
+        // mmap_lock is held for write while zap_pte_range runs over the range.
+        let hold = len.min(n.saturating_sub(start)) * self.cfg.cost.zap_pte_ns;
+        self.procs[pid as usize].mmap_write_until = self.now() + hold;
         for i in start..(start + len).min(n) {
             let pte = self.procs[pid as usize].vmas[0].ptes[i as usize];
             self.zap_pte(pol, pid, 0, i, pte);

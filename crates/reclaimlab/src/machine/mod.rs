@@ -14,6 +14,7 @@ pub mod freelist;
 pub mod kthreads;
 pub mod lists;
 pub mod lru_batch;
+pub mod lru_lock;
 pub mod memcg;
 pub mod memcg_walk;
 pub mod mm;
@@ -256,6 +257,9 @@ pub struct Node {
     pub pgdat_dirty: bool,
     pub pgdat_writeback: bool,
     pub nr_isolated: [u64; 2],
+    /// When each task throttled on VMSCAN_THROTTLE_WRITEBACK wakes (`nr_writeback_throttled`
+    /// is the number still asleep).
+    pub writeback_throttled: Vec<u64>,
 }
 
 impl Node {
@@ -322,6 +326,45 @@ pub struct Ctx {
     pub yielded: bool,
     /// This access resumes one that yielded (its fault and allocation were counted already).
     pub resumed: bool,
+    /// Where `elapsed` went: CPU (user, sys) and the waits off the CPU.
+    pub times: StepTimes,
+}
+
+/// Where the simulated time of one operation went (`Ctx::elapsed` is their sum): on the CPU in
+/// user or kernel mode, or off it waiting for a device, a throttle or a sleep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepTimes {
+    /// The application's own work (`utime`).
+    pub user_ns: u64,
+    /// Kernel work on the task's behalf: faults, allocation, reclaim, rmap and page-table
+    /// walks, compression (`stime`).
+    pub sys_ns: u64,
+    /// Waiting for a block device (`io_schedule`: the task's share of iowait).
+    pub iowait_ns: u64,
+    /// Sleeping in `reclaim_throttle`, `balance_dirty_pages` or memory.high's penalty.
+    pub throttled_ns: u64,
+    /// Other sleeps: waiting for an OOM victim to exit, the workload's own sleeps.
+    pub sleep_ns: u64,
+}
+
+impl StepTimes {
+    /// Time on a CPU.
+    pub fn cpu_ns(&self) -> u64 {
+        self.user_ns + self.sys_ns
+    }
+
+    /// Time off the CPU.
+    pub fn off_cpu_ns(&self) -> u64 {
+        self.iowait_ns + self.throttled_ns + self.sleep_ns
+    }
+
+    pub fn add(&mut self, o: &StepTimes) {
+        self.user_ns += o.user_ns;
+        self.sys_ns += o.sys_ns;
+        self.iowait_ns += o.iowait_ns;
+        self.throttled_ns += o.throttled_ns;
+        self.sleep_ns += o.sleep_ns;
+    }
 }
 
 /// Where an access that yielded the CPU resumes: the kernel task's state across the reschedule
@@ -377,6 +420,10 @@ pub struct Machine {
     /// The shared reclaim cookie of partial memcg walks (`mem_cgroup_reclaim_iter`): per
     /// (reclaim root, node), the pre-order index the next partial walk starts at.
     pub reclaim_iter: std::collections::BTreeMap<(u16, u8), usize>,
+    /// Each (memcg, node) lruvec's `lru_lock` (`lru_lock.rs`), and the time spent spinning on
+    /// them.
+    pub lru_locks: Vec<lru_lock::LockTimeline>,
+    pub lru_lock_wait_ns: u64,
 }
 
 impl Machine {
@@ -402,6 +449,7 @@ impl Machine {
                 pgdat_dirty: false,
                 pgdat_writeback: false,
                 nr_isolated: [0; 2],
+                writeback_throttled: Vec::new(),
             });
             first += pages;
         }
@@ -425,6 +473,8 @@ impl Machine {
             young_ptes: Vec::with_capacity(8),
             lruvec_congested: Vec::new(),
             reclaim_iter: Default::default(),
+            lru_locks: Vec::new(),
+            lru_lock_wait_ns: 0,
             kernel,
             cfg,
         };
@@ -465,10 +515,41 @@ impl Machine {
         self.folios[pfn as usize].node
     }
 
-    /// Charges simulated time to the current context.
+    /// Charges kernel CPU time (faults, allocation, reclaim, walks) to the current context.
     #[inline]
-    pub fn spend(&mut self, ns: u64) {
+    pub fn spend_sys(&mut self, ns: u64) {
         self.ctx.elapsed += ns;
+        self.ctx.times.sys_ns += ns;
+    }
+
+    /// Charges the application's own CPU time (user mode) to the current context.
+    #[inline]
+    pub fn spend_user(&mut self, ns: u64) {
+        self.ctx.elapsed += ns;
+        self.ctx.times.user_ns += ns;
+    }
+
+    /// The current context waits for a block device (`io_schedule`).
+    #[inline]
+    pub fn spend_iowait(&mut self, ns: u64) {
+        self.ctx.elapsed += ns;
+        self.ctx.times.iowait_ns += ns;
+    }
+
+    /// The current context sleeps in a throttle (`reclaim_throttle`, `balance_dirty_pages`,
+    /// `mem_cgroup_handle_over_high`).
+    #[inline]
+    pub fn spend_throttled(&mut self, ns: u64) {
+        self.ctx.elapsed += ns;
+        self.ctx.times.throttled_ns += ns;
+    }
+
+    /// The current context sleeps for another reason (`schedule_timeout_killable` while an OOM
+    /// victim exits).
+    #[inline]
+    pub fn spend_sleep(&mut self, ns: u64) {
+        self.ctx.elapsed += ns;
+        self.ctx.times.sleep_ns += ns;
     }
 
     /// A point where the kernel may reschedule the current task (between reclaim priorities,

@@ -192,7 +192,7 @@ impl Machine {
                     return SwapWrite::Activate;
                 }
                 self.swap.on_dev[slot] = true;
-                self.spend(self.cfg.cost.zram_compress_ns);
+                self.spend_sys(self.cfg.cost.zram_compress_ns);
                 self.folios[pfn as usize].clear(pg::DIRTY);
                 self.count(memcg, Vm::Pswpout, 1);
                 if self.kernel.counts_sync_swap_io_in_pgpg() {
@@ -217,13 +217,17 @@ impl Machine {
         }
     }
 
-    /// `swap_read_folio`: the time the read takes (zram decompress or device I/O).
-    pub fn swap_read_ns(&mut self) -> u64 {
+    /// `swap_read_folio`: the read's time (zram decompression on the CPU, or a device wait).
+    pub fn swap_read(&mut self) {
         let now = self.now();
         match &mut self.swap.backing {
-            SwapBacking::None => 0,
-            SwapBacking::Zram { .. } => self.cfg.cost.zram_decompress_ns,
-            SwapBacking::Device(dev) => dev.submit(now, 4096, false) - now,
+            SwapBacking::None => {}
+            // zram_read_page: decompression on the faulting CPU.
+            SwapBacking::Zram { .. } => self.spend_sys(self.cfg.cost.zram_decompress_ns),
+            SwapBacking::Device(dev) => {
+                let done = dev.submit(now, 4096, false);
+                self.spend_iowait(done - now);
+            }
         }
     }
 

@@ -147,7 +147,7 @@ pub fn shrink_folio_list(
     let mut i = 0;
     while i < folios.len() {
         let pfn = folios[i];
-        m.spend(m.cfg.cost.reclaim_per_folio_ns);
+        m.spend_sys(m.cfg.cost.reclaim_per_folio_ns);
         sc.nr_scanned += 1;
         let fate = decide_folio(m, pol, pfn, sc, stat);
         match fate {
@@ -358,10 +358,49 @@ pub fn reclaim_throttle(m: &mut Machine, pol: &dyn Policy, node: u8, reason: Vms
             return;
         }
     }
-    let ns = reason.timeout_jiffies() * NS_PER_JIFFY;
-    m.spend(ns);
+    let timeout = reason.timeout_jiffies() * NS_PER_JIFFY;
+    let ns = match reason {
+        VmscanThrottle::Writeback => writeback_throttle_sleep(m, node, timeout),
+        _ => timeout,
+    };
+    m.spend_throttled(ns);
     m.ctx.reclaim_ns += ns;
     m.vm.add(Vm::ThrottleNs, ns);
+}
+
+/// How long a VMSCAN_THROTTLE_WRITEBACK sleep lasts: until more than SWAP_CLUSTER_MAX ×
+/// `nr_writeback_throttled` folios of the node have completed writeback since it began
+/// (`acct_reclaim_writeback` → `__acct_reclaim_writeback` wakes `reclaim_wait`), at most the
+/// timeout. The completions are the queued `folio_end_writeback`s, whose times are known.
+/// Simplified: a sleeper's wake time is fixed when it falls asleep (a later sleeper raising
+/// `nr_writeback_throttled` does not delay it), and counting starts at its own sleep rather
+/// than the first sleeper's (`nr_reclaim_start`).
+fn writeback_throttle_sleep(m: &mut Machine, node: u8, timeout: u64) -> u64 {
+    let now = m.now();
+    let sleepers = &mut m.nodes[node as usize].writeback_throttled;
+    sleepers.retain(|&wake| wake > now);
+    let nr_throttled = sleepers.len() as u64 + 1;
+    let need = (SWAP_CLUSTER_MAX * nr_throttled + 1) as usize;
+    let mut ends: Vec<u64> = m
+        .kthreads
+        .queued()
+        .filter_map(|(t, w)| match w {
+            super::kthreads::KthreadWork::WritebackEnd(pfn)
+                if t > now && t <= now + timeout && m.folios[pfn as usize].node == node =>
+            {
+                Some(t)
+            }
+            _ => None,
+        })
+        .collect();
+    let sleep = if ends.len() >= need {
+        let (_, &mut wake, _) = ends.select_nth_unstable(need - 1);
+        wake - now
+    } else {
+        timeout
+    };
+    m.nodes[node as usize].writeback_throttled.push(now + sleep);
+    sleep
 }
 
 /// `try_to_free_pages`: direct reclaim of SWAP_CLUSTER_MAX pages for an allocation (resuming
@@ -658,4 +697,46 @@ pub fn clear_pgdat_congested(m: &mut Machine, node: u8) {
 /// Whether a vma flag set includes VM_EXEC (for folio_check_references).
 pub fn is_exec(vm_flags: u32) -> bool {
     vm_flags & vm::EXEC != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::kthreads::KthreadWork;
+    use crate::machine::MachineConfig;
+
+    const MS: u64 = 1_000_000;
+
+    /// A machine with writeback completions of node 0 queued every 100 us from 0.1 ms.
+    fn machine_with_completions(n: u64) -> Machine {
+        let mut m = Machine::new(MachineConfig::simple(4096)).expect("machine");
+        for i in 0..n {
+            m.queue_kthread_work((i + 1) * 100_000, KthreadWork::WritebackEnd(i as Pfn));
+        }
+        m
+    }
+
+    #[test]
+    fn a_writeback_throttle_wakes_after_more_than_32_completions() {
+        // 33 completions are needed (nr_written > SWAP_CLUSTER_MAX): the 33rd is at 3.3 ms.
+        let mut m = machine_with_completions(1000);
+        assert_eq!(writeback_throttle_sleep(&mut m, 0, 100 * MS), 33 * 100_000);
+        // A second sleeper meanwhile: nr_writeback_throttled = 2, so 65 completions.
+        assert_eq!(writeback_throttle_sleep(&mut m, 0, 100 * MS), 65 * 100_000);
+    }
+
+    #[test]
+    fn a_writeback_throttle_sleeps_its_timeout_without_enough_completions() {
+        let mut m = machine_with_completions(32);
+        assert_eq!(writeback_throttle_sleep(&mut m, 0, 100 * MS), 100 * MS);
+        // Completions of another node do not count.
+        let mut cfg = MachineConfig::simple(4096);
+        cfg.node_pages = vec![2048, 2048];
+        let mut m = Machine::new(cfg).expect("machine");
+        for i in 0..100u64 {
+            m.queue_kthread_work((i + 1) * 100_000, KthreadWork::WritebackEnd(i as Pfn));
+        }
+        assert_eq!(writeback_throttle_sleep(&mut m, 1, 100 * MS), 100 * MS);
+        assert_eq!(writeback_throttle_sleep(&mut m, 0, 100 * MS), 33 * 100_000);
+    }
 }

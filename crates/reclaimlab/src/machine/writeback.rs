@@ -223,7 +223,7 @@ impl Machine {
             }
         };
         let pause = pause_of(&g).max(mdtc.as_ref().map_or(0, pause_of));
-        self.spend(pause);
+        self.spend_throttled(pause);
         self.vm.add(Vm::DirtyThrottleNs, pause);
     }
 
@@ -349,6 +349,8 @@ impl Machine {
         let memcg = f.memcg;
         self.wb.nr_writeback += 1;
         self.memcg_wb_stat_add(memcg, WbStat::Writeback, 1);
+        // ->writepages building and submitting the bio (`submit_bio`).
+        self.spend_sys(self.cfg.cost.writeback_page_ns);
         let now = self.now();
         let done = self.file_dev.submit(now, 4096, true);
         self.count(memcg, Vm::Pgpgout, 4);

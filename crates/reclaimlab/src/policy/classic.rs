@@ -252,12 +252,14 @@ impl Classic {
             taken += 1;
         }
         m.nodes[node as usize].nr_isolated[(lru >= LRU_INACTIVE_FILE) as usize] += taken;
+        m.lru_lock(memcg, node, scanned);
         Isolated { taken, scanned }
     }
 
     /// `move_folios_to_lru`: put isolated folios back at the head of their lists; every folio
     /// put back active ages the workingset clock. Returns the number moved.
     fn move_folios_to_lru(&mut self, m: &mut Machine, memcg: u16, node: u8, folios: &[Pfn]) -> u64 {
+        m.lru_lock(memcg, node, folios.len() as u64);
         let mut moved = 0;
         for &pfn in folios {
             let f = &mut m.folios[pfn as usize];
@@ -307,7 +309,7 @@ impl Classic {
         let mut deactivate = 0usize;
         for i in 0..hold.len() {
             let pfn = hold[i];
-            m.spend(m.cfg.cost.reclaim_per_folio_ns);
+            m.spend_sys(m.cfg.cost.reclaim_per_folio_ns);
             let r = m.folio_referenced(pfn, sc.target_mem_cgroup);
             if r.referenced > 0 && r.vm_flags & vm::EXEC != 0 && file {
                 rotated += 1;

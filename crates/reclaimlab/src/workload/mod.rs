@@ -7,6 +7,7 @@ pub mod replay;
 pub mod seeds;
 
 use crate::access::{Op, PageRef, TraceRecord, Via};
+use crate::consts::MAX_CPUS;
 use crate::machine::MachineConfig;
 use pattern::{Pattern, PatternIter};
 use rand::{Rng, SeedableRng};
@@ -17,8 +18,10 @@ use rand_chacha::ChaCha8Rng;
 pub enum Action {
     /// Access one page.
     Access { page: PageRef, op: Op, via: Via },
-    /// Spend CPU time (or sleep) without touching memory.
+    /// Spend CPU time in user mode without touching memory (the application's own work).
     Think(u64),
+    /// Sleep: off the CPU for this long (a delay, a pause between rounds).
+    Sleep(u64),
     /// Wait until an absolute simulated time (trace replay).
     WaitUntil(u64),
     /// munmap part of the process's anonymous area.
@@ -181,8 +184,10 @@ pub struct Script {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
     Phase(Phase),
-    /// Spend CPU time or sleep.
+    /// Spend CPU time in user mode.
     Think(u64),
+    /// Sleep, off the CPU.
+    Sleep(u64),
     Barrier {
         group: u16,
         parties: u16,
@@ -321,6 +326,19 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Runs the scenario on `n` CPUs (`--cpus`): a thread placed on CPU `c` starts on CPU
+    /// `c mod n` (the scheduler migrates it from there).
+    pub fn set_cpus(&mut self, n: u32) -> Result<(), String> {
+        if n == 0 || n > MAX_CPUS {
+            return Err(format!("--cpus {n}: expected 1 to {MAX_CPUS} CPUs"));
+        }
+        self.machine.cpus = n;
+        for t in &mut self.threads {
+            t.cpu %= n;
+        }
+        Ok(())
+    }
+
     /// Checks internal references, naming the first problem.
     pub fn validate(&self) -> Result<(), String> {
         self.machine.validate()?;
@@ -618,6 +636,7 @@ impl ScriptIter {
                     self.pos += 1;
                     return Some(match *other {
                         Step::Think(ns) => Action::Think(ns),
+                        Step::Sleep(ns) => Action::Sleep(ns),
                         Step::Barrier { group, parties } => Action::Barrier { group, parties },
                         Step::MunmapAnon { start, len } => Action::MunmapAnon { start, len },
                         Step::OpBegin => Action::OpBegin,
@@ -661,7 +680,7 @@ impl StreamIter {
         let mut it = Self::new_undelayed(inner, seed, share);
         it.barrier = barrier;
         if delay > 0 {
-            it.pending.push(Action::Think(delay));
+            it.pending.push(Action::Sleep(delay));
         }
         it
     }
@@ -766,7 +785,7 @@ impl StreamIter {
         self.iter = None;
         // Pushed in reverse: popped as Mark, Munmap, Sleep.
         if self.sleep_ns > 0 {
-            self.pending.push(Action::Think(self.sleep_ns));
+            self.pending.push(Action::Sleep(self.sleep_ns));
         }
         if let Some((start, len)) = self.unmap {
             self.pending.push(Action::MunmapAnon { start, len });

@@ -536,8 +536,9 @@ pub const KBUILD_PARALLEL: usize = 96;
 /// headers (Zipf 0.9 over a shared 256 MiB header tree) and its own 48 KiB source, builds a
 /// 96 MiB heap (writes it, then touches it twice more, Zipf 0.9, 30% writes), writes a
 /// 192 KiB object, and exits. Each job is a request (its duration); elapsed time is
-/// `sim_time_ns`. The seed's "system time" has no direct counterpart: see vmstat
-/// `direct_reclaim_ns`, `throttle_ns`, pgscan/pgsteal and pswpin/pswpout.
+/// `sim_time_ns`. The seed's "system time" is the jobs' kernel time, `cpu.sys_ns` (faults,
+/// allocation, direct reclaim, compression: the model's kernel work; kswapd's is
+/// `cpu.kswapd_ns`, which `time make` does not count).
 ///
 /// Left out: tmpfs (shmem is not modelled: the tree and objects are files on a ramdisk, so
 /// under pressure they are written back and dropped instead of swapped), make's own
@@ -749,7 +750,7 @@ pub fn android_launch(scale: f64) -> Scenario {
         files.push(FileSpec::new(&format!("{name}.apk"), pkg));
         let p = procs.len();
         procs.push(proc_(&name, &memcg, heap, vec![f]));
-        let mut setup = vec![Step::Think(2 * SEC)];
+        let mut setup = vec![Step::Sleep(2 * SEC)];
         if k > 0 {
             setup.push(Step::Barrier {
                 group: k as u16,
@@ -798,7 +799,7 @@ pub fn android_launch(scale: f64) -> Scenario {
                 0,
                 pkg,
             )),
-            Step::Think(SEC),
+            Step::Sleep(SEC),
             Step::Barrier {
                 group: k as u16 + 1,
                 parties: if camera { 1 } else { 2 },

@@ -778,7 +778,7 @@ impl Mglru {
             end,
             crate::machine::kthreads::KthreadWork::PolicyTimer(lv as u64),
         );
-        m.spend(end - now);
+        m.spend_sys(end - now);
         false
     }
 
@@ -1049,7 +1049,7 @@ impl Mglru {
             let Some(pfn) = self.lists.tail(list) else {
                 break;
             };
-            m.spend(m.cfg.cost.reclaim_per_folio_ns);
+            m.spend_sys(m.cfg.cost.reclaim_per_folio_ns);
             r.scanned += 1;
             if self.sort_folio(m, lv, pfn, sc, tier_idx) {
                 sorted += 1;
@@ -1070,6 +1070,7 @@ impl Mglru {
             let pfn = self.moved[i];
             self.lists.push_head(list, pfn);
         }
+        m.lru_lock(memcg, (lv % self.nodes) as u8, r.scanned);
         let (scan_ev, _) = reclaimer_events(sc);
         if sc.cgroup_reclaim() {
             m.count_memcg(memcg, scan_ev, r.isolated);
@@ -1297,6 +1298,10 @@ impl Mglru {
 
     /// `move_folios_to_lru` for MGLRU: re-add with `lru_gen_add_folio(reclaiming=false)`.
     fn putback(&mut self, m: &mut Machine, folios: &[Pfn]) {
+        if let Some(&first) = folios.first() {
+            let f = m.folios[first as usize];
+            m.lru_lock(f.memcg, f.node, folios.len() as u64);
+        }
         for &pfn in folios {
             let f = &mut m.folios[pfn as usize];
             f.clear(pg::ISOLATED);

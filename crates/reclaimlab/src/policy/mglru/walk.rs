@@ -31,6 +31,8 @@ pub struct MmState {
     /// An mm-list iteration under way: the walker that started it finishes at `until`, and
     /// only then do `seq` and `max_seq` advance; a reclaimer that arrives before joins it.
     pub walking: Option<WalkInProgress>,
+    /// mms skipped because `mmap_read_trylock` failed (model-only count).
+    pub trylock_failed: u64,
 }
 
 /// An mm-list iteration other reclaimers can still join (`iterate_mm_list` hands each the
@@ -57,6 +59,7 @@ impl MmState {
             filters: [None, None],
             stats: [0; NR_MM_STATS],
             walking: None,
+            trylock_failed: 0,
         }
     }
 }
@@ -193,6 +196,12 @@ pub fn walk_mm_list(
             continue;
         }
         last_handout = m.now();
+        // walk_mm: `mmap_read_trylock` fails while munmap holds mmap_lock for write, and the
+        // mm is skipped for this iteration.
+        if m.procs[pid as usize].mmap_write_until > m.now() {
+            p.lruvecs[lv].mm.trylock_failed += 1;
+            continue;
+        }
         walk_mm(p, m, lv, memcg, node, pid, seq, swappiness, force);
     }
     p.lruvecs[lv].mm.tail_len = position;
@@ -290,7 +299,7 @@ fn walk_pte_range(
     st[MM_LEAF_TOTAL] += total;
     st[MM_LEAF_YOUNG] += young;
     st[MM_LEAF_OLD] += total - young;
-    m.spend(total * m.cfg.cost.pte_walk_ns);
+    m.spend_sys(total * m.cfg.cost.pte_walk_ns);
     (total, young)
 }
 
@@ -396,7 +405,7 @@ fn look_around_one(
             p.folio_update_gen(m, pfn, max_gen);
         }
     }
-    m.spend((end - start) * m.cfg.cost.pte_walk_ns);
+    m.spend_sys((end - start) * m.cfg.cost.pte_walk_ns);
     if suitable_to_scan(end - start, young) {
         let seq = p.lruvecs[lv].max_seq;
         update_bloom(

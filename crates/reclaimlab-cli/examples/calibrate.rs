@@ -1,0 +1,170 @@
+//! Measures, on the machine it runs on, what the model's CPU costs stand for (docs/model.md §3,
+//! "measured here"): the real kernel's per-page cost of an anonymous write fault, of unmapping
+//! and freeing a page, of reclaiming a mapped clean page-cache page (MADV_PAGEOUT: isolation,
+//! `try_to_unmap`, `__remove_mapping`, free) and of a cached `pread` of 4 KiB.
+//!
+//! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
+//! measurement; 5 repetitions, the median is printed). Times are wall-clock on this host: use
+//! them as the figures the cost table cites, not inside a simulation.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::time::Instant;
+
+const PAGE: usize = 4096;
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs[xs.len() / 2]
+}
+
+/// mmap `len` bytes (anonymous, or of `fd`), refusing huge pages so every page faults alone.
+fn map(len: usize, fd: Option<i32>) -> *mut u8 {
+    let (flags, fd) = match fd {
+        Some(fd) => (libc::MAP_SHARED, fd),
+        None => (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1),
+    };
+    // SAFETY: a fresh mapping of `len` bytes; checked against MAP_FAILED.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            fd,
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED, "mmap failed");
+    // SAFETY: advice on the mapping just made.
+    unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
+    p as *mut u8
+}
+
+/// Touches every page of a mapping (a read, or a write of one byte).
+fn touch(p: *mut u8, len: usize, write: bool) {
+    let mut sum = 0u64;
+    for off in (0..len).step_by(PAGE) {
+        // SAFETY: `off` is inside the mapping.
+        unsafe {
+            if write {
+                p.add(off).write_volatile(1);
+            } else {
+                sum += p.add(off).read_volatile() as u64;
+            }
+        }
+    }
+    std::hint::black_box(sum);
+}
+
+fn unmap(p: *mut u8, len: usize) {
+    // SAFETY: unmapping a mapping made by `map` with the same length.
+    unsafe { libc::munmap(p as *mut libc::c_void, len) };
+}
+
+/// ns per page of a first write to anonymous memory (`do_anonymous_page`: allocation, memcg
+/// charge, zeroing, PTE) and of unmapping it again (`zap_pte_range` and freeing).
+fn anon_fault_and_zap(len: usize) -> (f64, f64) {
+    let pages = (len / PAGE) as f64;
+    let p = map(len, None);
+    let t = Instant::now();
+    touch(p, len, true);
+    let fault = t.elapsed().as_nanos() as f64 / pages;
+    let t = Instant::now();
+    unmap(p, len);
+    let zap = t.elapsed().as_nanos() as f64 / pages;
+    (fault, zap)
+}
+
+/// A clean, cached file of `len` bytes.
+fn cached_file(dir: &std::path::Path, len: usize) -> std::fs::File {
+    let path = dir.join("calibrate.dat");
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .expect("create");
+    let block = vec![7u8; 1 << 20];
+    for _ in 0..len / block.len() {
+        f.write_all(&block).expect("write");
+    }
+    f.sync_all().expect("fsync");
+    std::fs::remove_file(&path).expect("unlink");
+    f
+}
+
+/// ns per page of MADV_PAGEOUT on a shared mapping of a clean cached file whose pages it alone
+/// maps (`reclaim_pages` → `shrink_folio_list` without the reference check: isolation,
+/// `try_to_unmap` of one PTE, `__remove_mapping` with a shadow entry, freeing).
+fn pageout(file: &std::fs::File, len: usize) -> f64 {
+    let p = map(len, Some(file.as_raw_fd()));
+    touch(p, len, false);
+    let t = Instant::now();
+    // SAFETY: advice on the mapping just made.
+    let r = unsafe { libc::madvise(p as *mut libc::c_void, len, libc::MADV_PAGEOUT) };
+    let ns = t.elapsed().as_nanos() as f64 / (len / PAGE) as f64;
+    assert_eq!(r, 0, "MADV_PAGEOUT failed");
+    unmap(p, len);
+    ns
+}
+
+/// ns per `pread` of one cached 4 KiB page (`filemap_read`: lookup, copy to user).
+fn cached_pread(file: &std::fs::File, len: usize) -> f64 {
+    let mut buf = vec![0u8; PAGE];
+    for off in (0..len).step_by(PAGE) {
+        file.read_exact_at(&mut buf, off as u64).expect("pread");
+    }
+    let t = Instant::now();
+    for off in (0..len).step_by(PAGE) {
+        file.read_exact_at(&mut buf, off as u64).expect("pread");
+    }
+    t.elapsed().as_nanos() as f64 / (len / PAGE) as f64
+}
+
+fn main() {
+    let mib: usize = std::env::args()
+        .nth(1)
+        .map_or(256, |a| a.parse().expect("MIB: a number"));
+    let len = mib << 20;
+    let dir = std::env::temp_dir();
+    let file = cached_file(&dir, len);
+    let reps = 5;
+    let mut fault = Vec::new();
+    let mut zap = Vec::new();
+    let mut out = Vec::new();
+    let mut read = Vec::new();
+    for _ in 0..reps {
+        let (f, z) = anon_fault_and_zap(len);
+        fault.push(f);
+        zap.push(z);
+        read.push(cached_pread(&file, len));
+        out.push(pageout(&file, len));
+    }
+    println!(
+        "host kernel: {}",
+        std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+    );
+    println!("per page, median of {reps} x {mib} MiB:");
+    println!(
+        "  anon write fault (alloc + charge + zero + PTE)   {:8.0} ns",
+        median(fault)
+    );
+    println!(
+        "  munmap of a touched anon page (zap + free)       {:8.0} ns",
+        median(zap)
+    );
+    println!(
+        "  MADV_PAGEOUT of a mapped clean file page         {:8.0} ns",
+        median(out)
+    );
+    println!(
+        "  pread of a cached 4 KiB page                     {:8.0} ns",
+        median(read)
+    );
+}

@@ -1,0 +1,287 @@
+//! CPUs as a resource (`sched.rs`): tasks share CPUs, kswapd and the flusher take CPU time
+//! from them, and every thread's time adds up to its life.
+
+use reclaimlab::access::{Op, PageRef, Via};
+use reclaimlab::consts::Kernel;
+use reclaimlab::machine::{MachineConfig, SwapConfig};
+use reclaimlab::metrics::RunResult;
+use reclaimlab::sim::{run, PolicySpec, RunOptions};
+use reclaimlab::workload::pattern::Pattern;
+use reclaimlab::workload::{
+    micro, Action, FileSpec, Phase, ProcSpec, Scenario, Stream, Target, ThreadSpec,
+};
+
+const CLASSIC: PolicySpec = PolicySpec::classic(Kernel::V6_12);
+
+fn go(scn: &Scenario, spec: PolicySpec) -> RunResult {
+    run(
+        scn,
+        spec,
+        &RunOptions {
+            seed: 3,
+            check_invariants: false,
+            ..Default::default()
+        },
+    )
+    .expect("run")
+}
+
+/// `threads` threads on `cpus` CPUs, each computing `steps` times for `ns` (user mode, no
+/// memory touched).
+fn compute(threads: u32, cpus: u32, steps: usize, ns: u64) -> Scenario {
+    let mut m = MachineConfig::simple(4096);
+    m.cpus = cpus;
+    Scenario {
+        name: "compute".into(),
+        description: String::new(),
+        machine: m,
+        files: vec![],
+        procs: vec![ProcSpec::new("p", "/", 0)],
+        threads: (0..threads)
+            .map(|_| ThreadSpec {
+                proc: 0,
+                cpu: 0,
+                stream: Stream::Actions(vec![Action::Think(ns); steps]),
+            })
+            .collect(),
+    }
+}
+
+/// Each thread's user + sys + run-queue wait + iowait + throttled + sleep is its life.
+fn assert_times_add_up(r: &RunResult, start_jitter: u64) {
+    for (i, t) in r.threads.iter().enumerate() {
+        let c = &t.cpu;
+        let sum =
+            c.user_ns + c.sys_ns + c.runqueue_wait_ns + c.iowait_ns + c.throttled_ns + c.sleep_ns;
+        assert!(
+            sum <= t.finish_ns && t.finish_ns - sum <= start_jitter + t.accesses,
+            "thread {i}: times {c:?} sum {sum}, finished at {}",
+            t.finish_ns
+        );
+    }
+}
+
+#[test]
+fn tasks_on_one_cpu_share_it_and_wait_for_it() {
+    // Four CPU-bound threads, 1 ms of work each in 100 us steps.
+    let alone = go(&compute(4, 4, 10, 100_000), CLASSIC);
+    let shared = go(&compute(4, 1, 10, 100_000), CLASSIC);
+    let life = |r: &RunResult| r.threads.iter().map(|t| t.finish_ns).max().unwrap();
+    // Spread over four CPUs the work takes 1 ms; on one CPU, 4 ms.
+    assert!(life(&alone) < 1_200_000, "{}", life(&alone));
+    assert!(
+        (4_000_000..4_200_000).contains(&life(&shared)),
+        "{}",
+        life(&shared)
+    );
+    assert_eq!(alone.cpu.runqueue_wait_ns, 0);
+    // On one CPU each thread waits for the other three's work: 3 ms each, 12 ms in all
+    // (less what the start jitter overlaps).
+    assert!(
+        (11_000_000..=12_000_000).contains(&shared.cpu.runqueue_wait_ns),
+        "{:?}",
+        shared.cpu
+    );
+    assert_eq!(shared.cpu.user_ns, 4 * 1_000_000);
+    assert!(shared.cpu.context_switches >= 3);
+    assert_times_add_up(&shared, 100_000);
+    assert_times_add_up(&alone, 100_000);
+}
+
+#[test]
+fn a_waking_task_migrates_to_an_idle_cpu() {
+    // Four threads all placed on CPU 0 of a 4-CPU machine: they spread out.
+    let r = go(&compute(4, 4, 10, 100_000), CLASSIC);
+    assert!(r.cpu.migrations >= 3, "{:?}", r.cpu);
+    assert_eq!(r.cpu.runqueue_wait_ns, 0);
+}
+
+#[test]
+fn cfs_and_eevdf_slices_set_how_long_a_task_keeps_its_cpu() {
+    // Two CPU-bound threads on one CPU, 10 ms of work each in 10 us steps: with CFS (6.1,
+    // one CPU: 6 ms latency, slices of 3 ms each) a thread waits in ~3 ms stretches; with
+    // EEVDF (6.12: 0.75 ms base slice) in ~0.75 ms stretches. The total wait is the same.
+    let mut cfs = compute(2, 1, 1000, 10_000);
+    cfs.machine.kernel = Kernel::V6_1;
+    let eevdf = compute(2, 1, 1000, 10_000);
+    let a = go(&cfs, PolicySpec::classic(Kernel::V6_1));
+    let b = go(&eevdf, CLASSIC);
+    let switches = |r: &RunResult| r.cpu.context_switches;
+    // 20 ms of work: ~6 switches with 3 ms slices, ~26 with 0.75 ms ones.
+    assert!((5..=8).contains(&switches(&a)), "CFS {:?}", a.cpu);
+    assert!((24..=28).contains(&switches(&b)), "EEVDF {:?}", b.cpu);
+    let wait = |r: &RunResult| r.cpu.runqueue_wait_ns as i64;
+    assert!(
+        (wait(&a) - wait(&b)).abs() < 1_000_000,
+        "{:?} {:?}",
+        a.cpu,
+        b.cpu
+    );
+}
+
+/// One thread writing anon memory past memory (kswapd reclaims to zram), on `cpus` CPUs.
+fn anon_writer(cpus: u32) -> Scenario {
+    let mut m = MachineConfig::simple(16384);
+    m.cpus = cpus;
+    m.swap = SwapConfig::Zram {
+        size_pages: 16384,
+        compress_ratio: 3.0,
+    };
+    Scenario {
+        name: "anon-writer".into(),
+        description: String::new(),
+        machine: m,
+        files: vec![],
+        procs: vec![ProcSpec::new("p", "/", 24576)],
+        threads: vec![ThreadSpec {
+            proc: 0,
+            cpu: 0,
+            stream: Stream::Phases(vec![Phase::new(
+                Pattern::Sequential { pages: 24576 },
+                Target::Anon,
+                100,
+                3 * 24576,
+            )]),
+        }],
+    }
+}
+
+#[test]
+fn kswapd_takes_cpu_from_the_only_task_but_not_from_an_idle_cpu() {
+    let one = go(&anon_writer(1), CLASSIC);
+    let two = go(&anon_writer(2), CLASSIC);
+    assert!(one.cpu.kswapd_ns > 1_000_000, "{:?}", one.cpu);
+    assert!(two.cpu.kswapd_ns > 1_000_000, "{:?}", two.cpu);
+    // On one CPU the writer waits while kswapd runs; with a second CPU kswapd runs there.
+    assert!(
+        one.cpu.runqueue_wait_ns * 2 > one.cpu.kswapd_ns,
+        "{:?}",
+        one.cpu
+    );
+    assert_eq!(two.cpu.runqueue_wait_ns, 0, "{:?}", two.cpu);
+    assert!(one.sim_time_ns > two.sim_time_ns);
+    // Reclaim, faults and compression are kernel time; the access itself user time.
+    assert!(one.cpu.sys_ns > one.cpu.user_ns, "{:?}", one.cpu);
+    assert_eq!(one.cpu.user_ns, 3 * 24576 * 100);
+    assert_times_add_up(&one, 100_000);
+}
+
+#[test]
+fn device_waits_are_iowait_and_leave_the_cpu_to_others() {
+    // A reader of a file bigger than memory (every miss waits 80 us for NVMe) beside a
+    // CPU-bound thread, on one CPU: the CPU-bound thread runs while the reader waits.
+    let mut m = MachineConfig::simple(4096);
+    m.cpus = 1;
+    let reads: Vec<Action> = (0..2000u64)
+        .map(|i| Action::Access {
+            page: PageRef::File {
+                file: 0,
+                page: (i * 7919) % 16384,
+            },
+            op: Op::Read,
+            via: Via::Fd,
+        })
+        .collect();
+    let scn = Scenario {
+        name: "io-and-cpu".into(),
+        description: String::new(),
+        machine: m,
+        files: vec![FileSpec::new("f", 16384)],
+        procs: vec![ProcSpec::new("p", "/", 0)],
+        threads: vec![
+            ThreadSpec {
+                proc: 0,
+                cpu: 0,
+                stream: Stream::Actions(reads),
+            },
+            ThreadSpec {
+                proc: 0,
+                cpu: 0,
+                stream: Stream::Actions(vec![Action::Think(10_000); 10_000]),
+            },
+        ],
+    };
+    let r = go(&scn, CLASSIC);
+    let (reader, hog) = (&r.threads[0].cpu, &r.threads[1].cpu);
+    assert!(reader.iowait_ns > 100_000_000, "{reader:?}");
+    // 100 ms of compute finishes while the reader's 2000 reads wait (~160 ms of I/O).
+    assert!(
+        r.threads[1].finish_ns < r.threads[0].finish_ns,
+        "{:?}",
+        r.threads
+    );
+    // The woken reader preempts the hog at its next step: its waits stay short.
+    assert!(
+        reader.runqueue_wait_ns < 2000 * 20_000,
+        "{reader:?} {hog:?}"
+    );
+    assert_times_add_up(&r, 100_000);
+}
+
+#[test]
+fn cpus_option_remaps_threads_and_keeps_runs_deterministic() {
+    let mut scn = micro::builtin("swap-storm", 1.0).expect("scenario");
+    scn.set_cpus(1).expect("1 CPU");
+    assert!(scn.threads.iter().all(|t| t.cpu == 0));
+    let a = go(&scn, CLASSIC);
+    let b = go(&scn, CLASSIC);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    let four = go(&micro::builtin("swap-storm", 1.0).unwrap(), CLASSIC);
+    assert_eq!(four.cpu.cpus, 4);
+    assert_eq!(a.cpu.cpus, 1);
+    // Four threads on one CPU wait for it; on four they do not wait for each other.
+    assert!(a.cpu.runqueue_wait_ns > four.cpu.runqueue_wait_ns);
+    assert!(scn.clone().set_cpus(0).is_err());
+    assert!(scn.set_cpus(reclaimlab::consts::MAX_CPUS + 1).is_err());
+}
+
+/// `k` threads on `k` CPUs (and one more, for kswapd) writing their own slices of one
+/// process's anon memory, 2x memory in all, zram: they fault, fill their LRU batches and
+/// reclaim in one lruvec.
+fn contended_writers(k: u32) -> Scenario {
+    let mut m = MachineConfig::simple(8192);
+    m.cpus = k + 1;
+    m.swap = SwapConfig::Zram {
+        size_pages: 16384,
+        compress_ratio: 3.0,
+    };
+    let slice = 16384 / k as u64;
+    Scenario {
+        name: "contended".into(),
+        description: String::new(),
+        machine: m,
+        files: vec![],
+        procs: vec![ProcSpec::new("p", "/", 16384)],
+        threads: (0..k)
+            .map(|c| ThreadSpec {
+                proc: 0,
+                cpu: c,
+                stream: Stream::Phases(vec![Phase {
+                    offset: c as u64 * slice,
+                    ..Phase::new(
+                        Pattern::Sequential { pages: slice },
+                        Target::Anon,
+                        100,
+                        2 * 16384 / k as u64,
+                    )
+                }]),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn lru_lock_waits_grow_with_the_number_of_contenders() {
+    let wait = |k: u32| go(&contended_writers(k), CLASSIC).cpu.lru_lock_wait_ns;
+    let (w1, w2, w4, w8) = (wait(1), wait(2), wait(4), wait(8));
+    assert!(
+        w1 < w2 && w2 < w4 && w4 < w8,
+        "lru_lock waits: 1 {w1}, 2 {w2}, 4 {w4}, 8 {w8}"
+    );
+    // Spinning is kernel time of the tasks (or kswapd).
+    let r = go(&contended_writers(4), CLASSIC);
+    assert!(r.cpu.sys_ns + r.cpu.kswapd_ns >= r.cpu.lru_lock_wait_ns);
+}
