@@ -71,4 +71,33 @@ fn main() {
         format!("{version}+cli-src.{hex}")
     };
     println!("cargo:rustc-env=RECLAIMLAB_MODEL_VERSION={model}");
+    println!(
+        "cargo:rustc-env=RECLAIMLAB_BUILD_COMMIT={}",
+        build_commit(&here)
+    );
+}
+
+/// `git describe --always --dirty` of the checkout, for reports ("unknown" outside git); the
+/// build reruns when HEAD or the branch it names moves.
+fn build_commit(dir: &Path) -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    for file in ["HEAD", "index"] {
+        if let Some(p) = git(&["rev-parse", "--git-path", file]) {
+            println!("cargo:rerun-if-changed={}", dir.join(p).display());
+        }
+    }
+    if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        if let Some(p) = git(&["rev-parse", "--git-path", &head]) {
+            println!("cargo:rerun-if-changed={}", dir.join(p).display());
+        }
+    }
+    git(&["describe", "--always", "--dirty", "--abbrev=12"]).unwrap_or_else(|| "unknown".into())
 }

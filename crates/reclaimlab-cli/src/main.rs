@@ -1,4 +1,8 @@
 //! `reclaimlab`: a thin command line over the reclaimlab library.
+//!
+//! Also built as a library (`reclaimlab_cli`): [`run_captured`] runs a command line and hands
+//! back what it printed, which is how the Python package (crates/reclaimlab-py) calls the very
+//! same commands, so Python and the CLI cannot drift apart.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use reclaimlab::machine::{DeviceProfile, SwapConfig};
@@ -20,8 +24,24 @@ mod stdout {
     use std::sync::Mutex;
 
     static FAILED: Mutex<Option<String>> = Mutex::new(None);
+    /// While `Some`, output goes here instead of stdout (`crate::run_captured`).
+    static CAPTURE: Mutex<Option<Vec<u8>>> = Mutex::new(None);
+
+    /// Sends output to a buffer (`true`) or back to stdout (`false`, returning the buffer).
+    pub fn capture(on: bool) -> Vec<u8> {
+        let mut c = CAPTURE.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = c.take().unwrap_or_default();
+        if on {
+            *c = Some(Vec::new());
+        }
+        taken
+    }
 
     pub fn write(args: std::fmt::Arguments) {
+        if let Some(buf) = CAPTURE.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            let _ = buf.write_fmt(args);
+            return;
+        }
         let mut failed = FAILED.lock().unwrap_or_else(|e| e.into_inner());
         if failed.is_none() {
             if let Err(e) = std::io::stdout().lock().write_fmt(args) {
@@ -43,14 +63,18 @@ mod stdout {
 }
 
 macro_rules! out {
-    ($($t:tt)*) => { stdout::write(format_args!($($t)*)) };
+    ($($t:tt)*) => { $crate::stdout::write(format_args!($($t)*)) };
 }
 
 macro_rules! outln {
-    ($($t:tt)*) => { stdout::write(format_args!("{}\n", format_args!($($t)*))) };
+    ($($t:tt)*) => { $crate::stdout::write(format_args!("{}\n", format_args!($($t)*))) };
 }
 
-mod store;
+mod plot;
+mod report;
+pub mod store;
+mod sweep;
+mod timeseries;
 
 #[derive(Parser)]
 #[command(
@@ -87,6 +111,13 @@ enum Cmd {
     /// Replay the validation workloads on real Debian kernels (6.1, 6.12, 7.2) under QEMU, with
     /// MGLRU off and on, and compare the kernels' counters with the model's (fidelity table).
     Validate(ValidateArgs),
+    /// Run a grid of scenarios x policies x knobs x seeds (a TOML or JSON file), in parallel,
+    /// keeping every run in the results store (a killed sweep resumes where it stopped).
+    Sweep(sweep::SweepArgs),
+    /// Plot results with matplotlib (through the Python package: `python3 -m reclaimlab.plot`).
+    Plot(plot::PlotArgs),
+    /// One self-contained HTML report of result files (compare --save, sweep --save).
+    Report(report::ReportArgs),
 }
 
 #[derive(Args)]
@@ -311,6 +342,14 @@ struct WorkloadArgs {
     /// MGLRU: record /sys/kernel/debug/lru_gen every this many simulated ms.
     #[arg(long)]
     lru_gen_sample_ms: Option<u64>,
+    /// memory.max of a memcg of the scenario, "PATH=SIZE" (SIZE in bytes with an optional
+    /// K, M, G or T suffix, or max, as the kernel parses memory.max); repeatable.
+    #[arg(long, value_name = "PATH=SIZE")]
+    memory_max: Vec<String>,
+    /// Record the counters (vmstat, each memcg's memory.current and memory.stat, MGLRU's
+    /// generation sizes) every this many simulated ms: the result's `timeseries`.
+    #[arg(long, value_name = "MS")]
+    sample_ms: Option<u64>,
 }
 
 #[derive(Args)]
@@ -335,6 +374,13 @@ struct RunArgs {
     /// Also write the JSON result to this file.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// With --sample-ms: write the time series to this file (written atomically), as CSV or
+    /// JSON lines by its extension (.csv, .jsonl/.json) or --timeseries-format.
+    #[arg(long, value_name = "FILE")]
+    timeseries: Option<PathBuf>,
+    /// The format of --timeseries: csv or jsonl.
+    #[arg(long, value_name = "FORMAT")]
+    timeseries_format: Option<String>,
 }
 
 #[derive(Args)]
@@ -386,19 +432,82 @@ struct TraceArgs {
     seed: u64,
 }
 
-fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+/// The `reclaimlab` command: runs `std::env::args` and exits with its status.
+pub fn main() -> ExitCode {
+    match execute(std::env::args_os(), false) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("reclaimlab: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the command line `args` (the program name first) as `reclaimlab` would, with what it
+/// prints on stdout captured: `Ok(stdout)`, or `Err(the one-line error)` where the command
+/// would exit with status 2 (its stdout then is lost, as a failed command's output is
+/// unusable). Progress and notes still go to stderr. Calls are serialised: stdout is one.
+pub fn run_captured<I, T>(args: I) -> Result<Vec<u8>, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    stdout::capture(true);
+    let r = execute(args, true);
+    let out = stdout::capture(false);
+    r.map(|()| out)
+}
+
+/// The model version results are keyed by (see build.rs).
+pub fn model_version() -> &'static str {
+    store::MODEL_VERSION
+}
+
+/// The long options of a subcommand (`run`, `compare`, ...): (name, takes a value,
+/// repeatable), for front ends that map their own arguments to options (Python's keyword
+/// arguments); `None` for an unknown subcommand.
+pub fn options_of(subcommand: &str) -> Option<Vec<(String, bool, bool)>> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let sub = cmd.find_subcommand(subcommand)?;
+    Some(
+        sub.get_arguments()
+            .filter_map(|a| {
+                let long = a.get_long()?;
+                let action = a.get_action();
+                Some((
+                    long.to_string(),
+                    action.takes_values(),
+                    matches!(action, clap::ArgAction::Append),
+                ))
+            })
+            .collect(),
+    )
+}
+
+/// Parses and runs one command line; `captured`: in a library call (--help is printed, not
+/// exited on).
+fn execute<I, T>(args: I, captured: bool) -> Result<(), String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) if !e.use_stderr() && !captured => e.exit(), // --help, --version
+        Err(e) if !e.use_stderr() => {
+            out!("{}", e.render());
+            return Ok(());
+        }
         Err(e) => {
             // One line, as every other bad input: clap's first line, without its "error: ".
             let text = e.to_string();
             let first = text.lines().next().unwrap_or_default();
-            eprintln!(
-                "reclaimlab: error: {} (see --help)",
+            return Err(format!(
+                "{} (see --help)",
                 first.trim_start_matches("error: ")
-            );
-            return ExitCode::from(2);
+            ));
         }
     };
     let r = match cli.cmd {
@@ -411,14 +520,11 @@ fn main() -> ExitCode {
         Cmd::Mrc(a) => cmd_mrc(a),
         Cmd::Stats(a) => cmd_stats(a),
         Cmd::Validate(a) => cmd_validate(a),
+        Cmd::Sweep(a) => sweep::cmd_sweep(a),
+        Cmd::Plot(a) => plot::cmd_plot(a),
+        Cmd::Report(a) => report::cmd_report(a),
     };
-    match r.and_then(|()| stdout::finish()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("reclaimlab: error: {e}");
-            ExitCode::from(2)
-        }
-    }
+    r.and_then(|()| stdout::finish())
 }
 
 /// Builds the scenario named on the command line (or a trace replay), with the overrides.
@@ -440,6 +546,21 @@ fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     }
     if let Some(n) = w.cpus {
         scn.set_cpus(n)?;
+    }
+    for spec in &w.memory_max {
+        let (path, pages) = options::parse_memory_max(spec)?;
+        let memcg = scn
+            .machine
+            .memcgs
+            .iter_mut()
+            .find(|m| m.path == path)
+            .ok_or_else(|| {
+                format!(
+                    "--memory-max {spec}: scenario '{}' has no memcg {path}",
+                    scn.name
+                )
+            })?;
+        memcg.max = pages.unwrap_or(u64::MAX);
     }
     for c in &w.cost {
         options::apply_cost(&mut scn.machine.cost, c)?;
@@ -631,6 +752,7 @@ fn check_workload_options(w: &WorkloadArgs, specs: &[PolicySpec]) -> Result<(), 
     if w.lru_gen_sample_ms == Some(0) {
         return Err("--lru-gen-sample-ms 0: expected a positive number of ms".into());
     }
+    timeseries::sample_ns(w)?;
     let max = max_sim_ns(w)?;
     for (at, cmd) in lru_gen_schedule(w)? {
         for c in &mglru {
@@ -702,6 +824,7 @@ fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResu
         progress: Some(&progress),
         lru_gen_sample_ns: lru_gen_sample_ns(w)?,
         lru_gen_schedule: lru_gen_schedule(w)?,
+        sample_ns: timeseries::sample_ns(w)?,
     };
     let r = run(scn, spec, &opts);
     if let Some(b) = bar {
@@ -761,6 +884,7 @@ fn write_atomic(path: &Path, data: &[u8]) -> Result<(), String> {
 fn cmd_run(a: RunArgs) -> Result<(), String> {
     let spec = with_mglru_options(parse_policy(&a.policy, a.kernel.as_deref())?, &a.w)?;
     check_workload_options(&a.w, &[spec])?;
+    let ts_format = timeseries::check_run_options(&a)?;
     if (a.lru_gen || a.lru_gen_full) && !matches!(spec, PolicySpec::Mglru(_)) {
         let opt = if a.lru_gen {
             "--lru-gen"
@@ -780,6 +904,9 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     let json = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
     if let Some(out) = &a.out {
         write_atomic(out, json.as_bytes())?;
+    }
+    if let (Some(path), Some(format)) = (&a.timeseries, ts_format) {
+        timeseries::write(path, format, r.timeseries.as_ref())?;
     }
     if a.json {
         outln!("{json}");
@@ -867,6 +994,13 @@ fn cmd_compare(a: CompareArgs) -> Result<(), String> {
     }
     if a.csv && a.seeds == 1 {
         return Err("--csv has no effect here: it prints the --seeds table (use --json)".into());
+    }
+    if a.w.sample_ms.is_some() && !a.json && a.save.is_none() {
+        return Err(
+            "--sample-ms has no effect here: compare's table shows no time series (add --json \
+             or --save FILE)"
+                .into(),
+        );
     }
     let scn = load_workload(&a.w)?;
     let seeds: Vec<u64> = if a.seeds > 1 {
@@ -1623,6 +1757,8 @@ fn options_fingerprint(
         "max_sim_ns": opts.max_sim_ns,
         "lru_gen_sample_ns": opts.lru_gen_sample_ns,
         "lru_gen_schedule": opts.lru_gen_schedule,
+        "memory_max": w.memory_max,
+        "sample_ns": opts.sample_ns,
         "machine": serde_json::to_value(&scn.machine).map_err(|e| e.to_string())?,
     });
     serde_json::to_string(&v).map_err(|e| e.to_string())
@@ -1643,6 +1779,7 @@ fn compare_runs(
         max_sim_ns: max_sim_ns(&a.w)?,
         lru_gen_sample_ns: lru_gen_sample_ns(&a.w)?,
         lru_gen_schedule: lru_gen_schedule(&a.w)?,
+        sample_ns: timeseries::sample_ns(&a.w)?,
     };
     let store = if a.no_store {
         None

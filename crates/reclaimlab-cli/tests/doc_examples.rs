@@ -137,6 +137,27 @@ fn expectation(command: &str) -> Option<Expect> {
         "reclaimlab compare --trace t.vscsi --format vscsi --policies classic,mglru:7.2,lru --cache-pages 4096" => {
             Prints(&["scenario t.vscsi", "classic:6.12", "mglru:7.2", "lru"])
         }
+        "reclaimlab run memcg-limit --policy mglru:7.2 --sample-ms 100 --timeseries ts.csv" => {
+            Check(|_, dir| {
+                let text = std::fs::read_to_string(dir.join("ts.csv")).unwrap();
+                assert!(text.starts_with("time_ms,vmstat."), "{}", &text[..80]);
+                assert!(text.contains(",memcg./limited.memory.current,"));
+                assert!(text.lines().nth(2).unwrap().starts_with("100,"));
+            })
+        }
+        "reclaimlab sweep grid.toml --save sweep.json" => Check(|o, dir| {
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(out.starts_with("scenario,policy,memory_max,seed,accesses"), "{out}");
+            let records = json_file(&dir.join("sweep.json"));
+            assert_eq!(records.as_array().unwrap().len(), 8, "2 policies x 2 limits x 2 seeds");
+        }),
+        "reclaimlab report sweep.json -o report.html --no-plots" => Check(|_, dir| {
+            let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+            assert!(html.contains("<h2>Comparisons</h2>") && html.contains("memory_max"));
+        }),
+        "reclaimlab plot timeseries ts.csv -o ts.png" => {
+            Heavy("needs the reclaimlab Python package with matplotlib (its tests draw plots)")
+        }
         "python3 scripts/bench_libcachesim.py" => {
             Heavy("installs libCacheSim from PyPI and replays 20M requests")
         }
@@ -278,6 +299,12 @@ fn sandbox() -> tempfile::TempDir {
         work.join("plan.txt"),
         "# evict memcg 2's oldest generations at 1 s, then age it at 2 s\n\
          1000 - 2 0 1 60 200\n2000 + 2 0 3 1 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("grid.toml"),
+        "scenarios = [\"memcg-limit\"]\npolicies = [\"classic\", \"mglru:7.2\"]\n\
+         memory_max = [\"/limited=24M\", \"/limited=32M\"]\nseeds = 2\n",
     )
     .unwrap();
     std::fs::write(

@@ -464,5 +464,6 @@ pub fn to_run_result(
         // The model's own figure; a real kernel has no counterpart.
         preemptions: 0,
         cpu: Default::default(),
+        timeseries: None,
     }
 }

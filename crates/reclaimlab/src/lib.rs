@@ -21,5 +21,6 @@ pub mod sched;
 pub mod sim;
 pub mod stats;
 pub mod textbook;
+pub mod timeseries;
 pub mod trace;
 pub mod workload;

@@ -260,6 +260,10 @@ pub struct RunResult {
     /// CPU time of the tasks and kernel threads.
     #[serde(default)]
     pub cpu: CpuResult,
+    /// Counters over simulated time (`--sample-ms`); absent from the JSON when not sampled,
+    /// so a result's JSON without sampling is what it always was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<crate::timeseries::TimeSeries>,
 }
 
 /// One scheduled write to the lru_gen debugfs file and its outcome.

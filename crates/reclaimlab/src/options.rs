@@ -118,6 +118,47 @@ pub fn check_lru_gen_command(era: MglruEra, cmd: &str) -> Result<(), String> {
         .map_err(|e| format!("lru_gen command '{cmd}': {e} (the kernel's parser refuses it)"))
 }
 
+/// One `--memory-max PATH=SIZE` value: the memcg's path and its memory.max in pages
+/// (`None` for "max"). SIZE is parsed as the kernel's `page_counter_memparse` does: "max", or
+/// bytes with an optional K, M, G or T suffix (`memparse`), rounded down to whole pages.
+pub fn parse_memory_max(spec: &str) -> Result<(String, Option<u64>), String> {
+    let (path, size) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("--memory-max '{spec}' is not PATH=SIZE (e.g. /app=64M)"))?;
+    let path = path.trim();
+    if !path.starts_with('/') || path == "/" {
+        return Err(format!(
+            "--memory-max '{spec}': the path must name a memcg below the root, e.g. /app \
+             (the root has no memory.max)"
+        ));
+    }
+    let size = size.trim();
+    if size == "max" {
+        return Ok((path.to_string(), None));
+    }
+    let bad =
+        || format!("--memory-max '{spec}': '{size}' is not a size (bytes, K, M, G, T or max)");
+    let (digits, shift) = match size.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(bad()),
+            };
+            (&size[..i], shift)
+        }
+        _ => (size, 0),
+    };
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let bytes = n
+        .checked_shl(shift)
+        .filter(|b| b >> shift == n)
+        .ok_or_else(bad)?;
+    Ok((path.to_string(), Some(bytes >> crate::consts::PAGE_SHIFT)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -193,6 +193,8 @@ pub struct RunOptions<'a> {
     pub lru_gen_sample_ns: Option<u64>,
     /// lru_gen debugfs commands to write at given simulated times (a proactive schedule).
     pub lru_gen_schedule: Vec<(u64, String)>,
+    /// Record the counters every this many ns of simulated time (`RunResult::timeseries`).
+    pub sample_ns: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -499,8 +501,16 @@ fn run_engine(
 ) -> Result<RunResult, String> {
     let mut engine = Engine::new(scn, backend, opts.seed);
     engine.schedule_lru_gen(opts);
+    engine.sampler = opts
+        .sample_ns
+        .filter(|&n| n > 0)
+        .map(crate::timeseries::Sampler::new);
     engine.run(opts)?;
-    Ok(engine.result(scn, spec, opts.seed))
+    let timeseries = engine.sampler.take().map(|s| s.finish());
+    Ok(RunResult {
+        timeseries,
+        ..engine.result(scn, spec, opts.seed)
+    })
 }
 
 struct Engine {
@@ -529,6 +539,8 @@ struct Engine {
     sched: Sched,
     /// Where the current step's time went.
     step_times: StepTimes,
+    /// The counters' time series (`RunOptions::sample_ns`), read-only on the model.
+    sampler: Option<crate::timeseries::Sampler>,
 }
 
 /// Threads waiting at a barrier.
@@ -642,6 +654,7 @@ impl Engine {
                 scn.machine.kernel,
             ),
             step_times: StepTimes::default(),
+            sampler: None,
         };
         let mut jitter = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x7374_6172_7420_6a69);
         for i in 0..e.threads.len() {
@@ -779,6 +792,7 @@ impl Engine {
                 (Some(a), None) => a,
                 (None, Some(b)) => b,
             };
+            self.take_samples(|due| due < t)?;
             if opts.max_sim_ns.is_some_and(|max| t > max) {
                 break;
             }
@@ -830,6 +844,8 @@ impl Engine {
                 }
             }
         }
+        let end = self.now;
+        self.take_samples(|due| due <= end)?;
         // Threads still running at the time limit finish there.
         for th in self.threads.iter_mut().filter(|th| !th.done) {
             th.finish = self.now;
@@ -1245,6 +1261,66 @@ impl Engine {
         }
     }
 
+    /// Takes every sample due (`due(time)`), each of the model's state as it is now.
+    fn take_samples(&mut self, due: impl Fn(u64) -> bool) -> Result<(), String> {
+        while let Some(at) = self.sampler.as_ref().map(|s| s.next_time()) {
+            if !due(at) {
+                break;
+            }
+            let counters = self.counters_at(at);
+            self.sampler
+                .as_mut()
+                .expect("checked above")
+                .record(counters)?;
+        }
+        Ok(())
+    }
+
+    /// Every counter of the time series at simulated time `at`, read without changing the
+    /// model: /proc/vmstat, each memcg's memory.current (bytes) and memory.stat, and MGLRU's
+    /// generation sizes. (PSI, once modelled: one more `c.group("psi", ...)` here.)
+    fn counters_at(&mut self, at: u64) -> crate::timeseries::Counters {
+        let mut c = crate::timeseries::Counters::default();
+        match &mut self.backend {
+            Backend::Kernel { m, pol } => {
+                c.group(
+                    "vmstat",
+                    vmstat_map(m, pol.as_ref())
+                        .iter()
+                        .map(|(k, &v)| (k.as_str(), v)),
+                );
+                for mc in memcg_results(m, pol.as_ref()) {
+                    c.push(
+                        format!("memcg.{}.memory.current", mc.path),
+                        mc.current_pages * 4096,
+                    );
+                    c.group(
+                        &format!("memcg.{}.memory.stat", mc.path),
+                        mc.stat.iter().map(|(k, &v)| (k.as_str(), v)),
+                    );
+                }
+                // lru_gen_seq_show reads the clock for the generations' ages: show it `at`,
+                // then put the context back as it was.
+                let saved = m.ctx;
+                m.ctx = Ctx {
+                    now: at,
+                    ..Ctx::default()
+                };
+                let lru_gen = pol.lru_gen_show(m, false);
+                m.ctx = saved;
+                if let Some(text) = lru_gen {
+                    c.lru_gen_sizes(&text);
+                }
+            }
+            Backend::Textbook { cache, .. } => {
+                let s = cache.stats();
+                c.push("vmstat.evictions", s.evictions);
+                c.push("vmstat.dirty_evictions", s.dirty_evictions);
+            }
+        }
+        c
+    }
+
     fn sample_lru_gen(&mut self, t: u64) {
         if let Backend::Kernel { m, pol } = &mut self.backend {
             m.ctx = Ctx {
@@ -1416,6 +1492,7 @@ impl Engine {
             requests: self.requests(scn),
             preemptions: self.preemptions,
             cpu,
+            timeseries: None,
         }
     }
 }
@@ -1610,6 +1687,8 @@ pub struct MatrixOptions {
     pub lru_gen_sample_ns: Option<u64>,
     /// As [`RunOptions::lru_gen_schedule`].
     pub lru_gen_schedule: Vec<(u64, String)>,
+    /// As [`RunOptions::sample_ns`].
+    pub sample_ns: Option<u64>,
 }
 
 /// (policy index, seed index, accesses done, accesses expected) as a run goes.
@@ -1697,6 +1776,7 @@ pub fn run_matrix_with(
                         .then_some(&progress as &dyn Fn(u64, u64)),
                     lru_gen_sample_ns: opts.lru_gen_sample_ns,
                     lru_gen_schedule: opts.lru_gen_schedule.clone(),
+                    sample_ns: opts.sample_ns,
                 };
                 let r = run(scn, specs[p], &run_opts);
                 if let Some(f) = hooks.finished {
