@@ -385,6 +385,7 @@ pub fn to_run_result(
             swap_pages: after.swap_current.unwrap_or(0) / 4096,
             stat,
             events,
+            ..Default::default()
         });
     }
     // Per-process major misses from the miss map.
@@ -461,5 +462,6 @@ pub fn to_run_result(
         requests: None,
         // The model's own figure; a real kernel has no counterpart.
         preemptions: 0,
+        psi: None,
     }
 }

@@ -152,7 +152,7 @@ pub struct RequestStats {
 
 /// memory.current, memory.stat and memory.events of one memcg (hierarchical, kernel names).
 /// Also deserialisable: the validation harness reads it back from result files.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct MemcgResult {
     pub path: String,
     pub current_pages: u64,
@@ -160,6 +160,15 @@ pub struct MemcgResult {
     pub swap_pages: u64,
     pub stat: BTreeMap<String, u64>,
     pub events: BTreeMap<String, u64>,
+    /// memory.current averaged over the run's simulated time (pages).
+    #[serde(default)]
+    pub current_mean_pages: f64,
+    /// memory.peak: the highest memory.current of the run (pages).
+    #[serde(default)]
+    pub peak_pages: u64,
+    /// memory.pressure (`psi.memory.{some,full}`).
+    #[serde(default)]
+    pub psi: crate::machine::psi::PsiResult,
 }
 
 /// Everything a run produces. Serialised with sorted keys: byte-identical for equal inputs.
@@ -208,6 +217,9 @@ pub struct RunResult {
     /// Model-only: how often a task was preempted inside the kernel (between reclaim
     /// priorities or charge and allocation retries) so that other tasks ran before it went on.
     pub preemptions: u64,
+    /// /proc/pressure/memory at the end of the run (kernel policies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi: Option<crate::machine::psi::PsiResult>,
 }
 
 /// One scheduled write to the lru_gen debugfs file and its outcome.

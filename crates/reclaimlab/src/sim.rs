@@ -483,6 +483,7 @@ fn run_engine(
     let mut engine = Engine::new(scn, backend, opts.seed);
     engine.schedule_lru_gen(opts);
     engine.run(opts)?;
+    engine.psi_finish();
     Ok(engine.result(scn, spec, opts.seed))
 }
 
@@ -508,6 +509,16 @@ struct Engine {
     op_window: Option<(u64, u64)>,
     /// Accesses preempted inside the kernel (`RunResult::preemptions`).
     preemptions: u64,
+    /// Pressure stall accounting (kernel backends): task ids are thread indices, then one
+    /// kswapd per node.
+    psi: Option<Box<crate::machine::psi::Psi>>,
+    psi_marks: Vec<(u64, u8)>,
+    /// memory.pressure of every memcg (index: memcg id; 0 is /proc/pressure/memory) at the end.
+    psi_final: Vec<crate::machine::psi::PsiMemory>,
+    /// Σ memory.current × time per memcg (page·ns) up to `usage_clock`, for the time-weighted
+    /// mean of memory.current.
+    usage_area: Vec<u128>,
+    usage_clock: u64,
 }
 
 /// Threads waiting at a barrier.
@@ -609,17 +620,135 @@ impl Engine {
             op_pow2_us: vec![0; 1],
             op_window: None,
             preemptions: 0,
+            psi: None,
+            psi_marks: Vec::new(),
+            psi_final: Vec::new(),
+            usage_area: Vec::new(),
+            usage_clock: 0,
         };
+        e.psi_init(scn);
         let mut jitter = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x7374_6172_7420_6a69);
         for i in 0..e.threads.len() {
             let start = rand::Rng::random_range(&mut jitter, 0..TASK_START_JITTER_NS);
             e.threads[i].start = start;
             e.push(start, Ev::Thread(i as u32));
+            e.psi_wake(i, start);
         }
         if let Backend::Kernel { m, .. } = &mut e.backend {
             m.start_periodic_flusher();
         }
         e
+    }
+
+    /// Sets up PSI on a kernel backend: each thread a task on its CPU in its process's memcg,
+    /// and each node's kswapd a task in the root on the node's first CPU.
+    fn psi_init(&mut self, _scn: &Scenario) {
+        let Backend::Kernel { m, .. } = &self.backend else {
+            return;
+        };
+        let parents: Vec<Option<u16>> = m.memcgs.iter().map(|c| c.parent).collect();
+        let cpus = m.cfg.cpus.max(1) as usize;
+        let nr_cpus = self
+            .threads
+            .iter()
+            .map(|t| t.cpu as usize + 1)
+            .fold(cpus, usize::max);
+        let mut psi = crate::machine::psi::Psi::new(nr_cpus, &parents);
+        for t in &self.threads {
+            psi.add_task(t.cpu, m.procs[t.pid as usize].memcg);
+        }
+        let nodes = m.nodes.len().max(1);
+        for n in 0..nodes {
+            psi.add_task((n * cpus / nodes) as u32, 0);
+        }
+        self.psi = Some(Box::new(psi));
+    }
+
+    /// Thread `i` is awake (running) from `t`.
+    fn psi_wake(&mut self, i: usize, t: u64) {
+        if let Some(p) = self.psi.as_mut() {
+            p.set(t, i as u32, crate::machine::psi::TSK_RUNNING);
+        }
+    }
+
+    /// Thread `i` sleeps (not in I/O) from `t`.
+    fn psi_sleep(&mut self, i: usize, t: u64) {
+        if let Some(p) = self.psi.as_mut() {
+            p.set(t, i as u32, 0);
+        }
+    }
+
+    /// Hands the machine's log of thread `i`'s stalls and waits to PSI.
+    fn psi_take_marks(&mut self, i: usize) {
+        let (Some(p), Backend::Kernel { m, .. }) = (self.psi.as_mut(), &mut self.backend) else {
+            return;
+        };
+        m.psi_take_marks(&mut self.psi_marks);
+        for (at, flags) in self.psi_marks.drain(..) {
+            p.set(at, i as u32, crate::machine::psi::task_bits(flags));
+        }
+    }
+
+    /// Hands kswapd's runs (memory stalls from start to end) to PSI.
+    fn psi_take_kswapd(&mut self) {
+        let (Some(p), Backend::Kernel { m, .. }) = (self.psi.as_mut(), &mut self.backend) else {
+            return;
+        };
+        use crate::machine::psi::{TSK_MEMSTALL, TSK_MEMSTALL_RUNNING, TSK_RUNNING};
+        let first = self.threads.len() as u32;
+        for (node, start, end) in m.psi.kswapd.drain(..) {
+            let task = first + node as u32;
+            p.set(
+                start,
+                task,
+                TSK_MEMSTALL | TSK_RUNNING | TSK_MEMSTALL_RUNNING,
+            );
+            p.set(end, task, 0);
+        }
+    }
+
+    /// Integrates each memcg's memory.current up to `t` (the engine's clock: usage changes
+    /// inside a task's access count from the engine's next event on).
+    fn meter_usage(&mut self, t: u64) {
+        let Backend::Kernel { m, .. } = &self.backend else {
+            return;
+        };
+        if t <= self.usage_clock {
+            return;
+        }
+        let dt = (t - self.usage_clock) as u128;
+        self.usage_clock = t;
+        self.usage_area.resize(m.memcgs.len(), 0);
+        for (a, c) in self.usage_area.iter_mut().zip(&m.memcgs) {
+            *a += c.usage as u128 * dt;
+        }
+    }
+
+    /// The time-weighted mean of memcg `mc`'s memory.current over the run (pages).
+    fn current_mean_pages(&self, mc: usize) -> f64 {
+        match self.usage_area.get(mc) {
+            Some(&a) if self.usage_clock > 0 => a as f64 / self.usage_clock as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// Reads every memcg's memory.pressure at the end of the run.
+    fn psi_finish(&mut self) {
+        self.psi_take_kswapd();
+        let end = self
+            .threads
+            .iter()
+            .filter(|t| !t.daemon)
+            .map(|t| t.finish)
+            .fold(self.now, u64::max);
+        self.meter_usage(end);
+        if let Some(p) = self.psi.as_mut() {
+            let n = match &self.backend {
+                Backend::Kernel { m, .. } => m.memcgs.len(),
+                Backend::Textbook { .. } => 0,
+            };
+            self.psi_final = (0..n).map(|mc| p.show(mc as u16, end)).collect();
+        }
     }
 
     /// Queues the lru_gen samples and commands of the run options.
@@ -658,6 +787,10 @@ impl Engine {
                 break;
             }
             self.now = t;
+            if let Some(p) = self.psi.as_mut() {
+                p.advance_to(t);
+            }
+            self.meter_usage(t);
             if next_kthread == Some(t) {
                 let horizon = next_task.unwrap_or(u64::MAX);
                 if let Backend::Kernel { m, pol } = &mut self.backend {
@@ -689,6 +822,7 @@ impl Engine {
                     Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
                 }
             }
+            self.psi_take_kswapd();
             if opts.check_invariants {
                 if let Backend::Kernel { m, pol } = &self.backend {
                     m.check_invariants(pol.as_ref())
@@ -714,6 +848,15 @@ impl Engine {
     /// Runs a thread's next action at time `t` (or resumes the access it yielded in); returns
     /// true when the thread has finished.
     fn step_thread(&mut self, i: usize, t: u64) -> bool {
+        self.psi_wake(i, t);
+        let finished = self.step_thread_inner(i, t);
+        if finished {
+            self.psi_sleep(i, t);
+        }
+        finished
+    }
+
+    fn step_thread_inner(&mut self, i: usize, t: u64) -> bool {
         if let Some((page, op, via)) = self.threads[i].yielded_access {
             if !self.thread_process_dead(self.threads[i].pid) {
                 return self.run_access(i, t, page, op, via);
@@ -746,6 +889,7 @@ impl Engine {
                     continue;
                 }
                 Action::Barrier { group, parties } => {
+                    self.psi_sleep(i, t);
                     self.arrive_at_barrier(i, t, group, parties);
                 }
                 Action::OpBegin => {
@@ -771,8 +915,18 @@ impl Engine {
                     let elapsed = self.memcg_write(i, t, memcg, file, value);
                     self.push(t + elapsed.max(1), Ev::Thread(i as u32));
                 }
-                Action::Think(ns) => self.push(t + ns, Ev::Thread(i as u32)),
-                Action::WaitUntil(at) => self.push(at.max(t), Ev::Thread(i as u32)),
+                Action::Think(ns) => {
+                    if ns > 0 {
+                        self.psi_sleep(i, t);
+                    }
+                    self.push(t + ns, Ev::Thread(i as u32))
+                }
+                Action::WaitUntil(at) => {
+                    if at > t {
+                        self.psi_sleep(i, t);
+                    }
+                    self.push(at.max(t), Ev::Thread(i as u32))
+                }
                 Action::MunmapAnon { start, len } => {
                     let elapsed = self.munmap(i, t, start, len);
                     self.push(t + elapsed, Ev::Thread(i as u32));
@@ -956,7 +1110,9 @@ impl Engine {
         op: crate::access::Op,
         via: Via,
     ) -> bool {
-        match self.access(i, t, page, op, via) {
+        let end = self.access(i, t, page, op, via);
+        self.psi_take_marks(i);
+        match end {
             AccessEnd::Done { hit, major, at } => {
                 self.threads[i].yielded_access = None;
                 let elapsed = at - self.threads[i].access_start;
@@ -1067,7 +1223,9 @@ impl Engine {
                 }
             }
         }
-        m.ctx.elapsed
+        let elapsed = m.ctx.elapsed;
+        self.psi_take_marks(i);
+        elapsed
     }
 
     fn munmap(&mut self, i: usize, t: u64, start: u64, len: u64) -> u64 {
@@ -1076,7 +1234,9 @@ impl Engine {
             Backend::Kernel { m, pol } => {
                 m.ctx = ctx;
                 m.munmap_anon(pol.as_mut(), ctx.pid, start, len);
-                m.ctx.elapsed + len * m.cfg.cost.zap_pte_ns
+                let elapsed = m.ctx.elapsed + len * m.cfg.cost.zap_pte_ns;
+                self.psi_take_marks(i);
+                elapsed
             }
             Backend::Textbook { cfg, .. } => len * cfg.cost.zap_pte_ns,
         }
@@ -1168,7 +1328,7 @@ impl Engine {
                 request_max_ns: t.op_hist.max_ns,
             })
             .collect();
-        let (vmstat, meminfo, memcgs, oom_kills, lru_gen) = match &self.backend {
+        let (vmstat, meminfo, mut memcgs, oom_kills, lru_gen) = match &self.backend {
             Backend::Kernel { m, pol } => (
                 vmstat_map(m, pol.as_ref()),
                 meminfo_map(m, pol.as_ref()),
@@ -1184,6 +1344,17 @@ impl Engine {
                 (v, BTreeMap::new(), Vec::new(), 0, None)
             }
         };
+        if let Backend::Kernel { m, .. } = &self.backend {
+            for r in memcgs.iter_mut() {
+                let Some(id) = m.memcg_by_path(&r.path) else {
+                    continue;
+                };
+                r.current_mean_pages = self.current_mean_pages(id as usize);
+                if let Some(p) = self.psi_final.get(id as usize) {
+                    r.psi.memory = *p;
+                }
+            }
+        }
         let policy = spec.to_string();
         let capacity_pages = match &self.backend {
             Backend::Kernel { m, .. } => kernel_capacity(scn, m),
@@ -1218,6 +1389,10 @@ impl Engine {
             fairness_memcgs: self.fairness_memcgs(scn),
             requests: self.requests(scn),
             preemptions: self.preemptions,
+            psi: self
+                .psi_final
+                .first()
+                .map(|&memory| crate::machine::psi::PsiResult { memory }),
         }
     }
 }
@@ -1376,6 +1551,8 @@ pub fn memcg_results(m: &Machine, pol: &dyn Policy) -> Vec<MemcgResult> {
                 swap_pages: mcg.swap_usage,
                 stat,
                 events,
+                peak_pages: mcg.peak,
+                ..Default::default()
             }
         })
         .collect()

@@ -177,6 +177,9 @@ impl Machine {
             ..Ctx::default()
         };
         let end = super::vmscan::balance_pgdat(self, pol, node, resume);
+        // balance_pgdat runs between psi_memstall_enter and psi_memstall_leave.
+        let stalled_until = self.now();
+        self.psi.kswapd.push((node, at, stalled_until));
         if let super::vmscan::BalanceEnd::Preempted(st) = end {
             self.kthreads.kswapd_state[n] = Some(st);
             let now = self.now();

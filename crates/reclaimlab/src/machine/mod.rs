@@ -17,6 +17,7 @@ pub mod lru_batch;
 pub mod memcg;
 pub mod memcg_walk;
 pub mod mm;
+pub mod psi;
 pub mod swap;
 pub mod vmscan;
 pub mod writeback;
@@ -363,6 +364,8 @@ pub struct Machine {
     pub kthreads: kthreads::Kthreads,
     /// The state a yielded access resumes from (taken and restored by the event engine).
     pub resume: Resume,
+    /// The current task's memory-stall and I/O-wait changes, and kswapd's runs (PSI).
+    pub psi: psi::PsiLog,
     /// Per-CPU `lru_add` and `lru_activate` batches.
     pub lru_add_batch: Vec<Vec<Pfn>>,
     pub lru_activate_batch: Vec<Vec<Pfn>>,
@@ -418,6 +421,7 @@ impl Machine {
             ctx: Ctx::default(),
             kthreads: Default::default(),
             resume: Resume::default(),
+            psi: Default::default(),
             lru_add_batch: vec![Vec::with_capacity(32); ncpu],
             lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
             wb: writeback::WritebackState::default(),
