@@ -50,6 +50,7 @@ macro_rules! outln {
     ($($t:tt)*) => { stdout::write(format_args!("{}\n", format_args!($($t)*))) };
 }
 
+mod agents_cli;
 mod store;
 
 #[derive(Parser)]
@@ -87,6 +88,9 @@ enum Cmd {
     /// Replay the validation workloads on real Debian kernels (6.1, 6.12, 7.2) under QEMU, with
     /// MGLRU off and on, and compare the kernels' counters with the model's (fidelity table).
     Validate(ValidateArgs),
+    /// How much memory can a workload give back, and at what cost: each proactive-reclaim
+    /// agent over a grid of its main parameter, against the same run without agents.
+    SaveMemory(agents_cli::SaveMemoryArgs),
 }
 
 #[derive(Args)]
@@ -331,6 +335,11 @@ struct RunArgs {
     /// Also write the JSON result to this file.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Attach a user-space memory agent (senpai, memory-high, oomd, lru-gen-age,
+    /// damon-reclaim), with its upstream defaults unless overridden; repeatable. The run is
+    /// also made without agents, for the slowdown and memory saved (`vs_no_agents`).
+    #[arg(long, value_name = "NAME[:KEY=VALUE,...]")]
+    agent: Vec<String>,
 }
 
 #[derive(Args)]
@@ -366,6 +375,9 @@ struct CompareArgs {
     /// Neither read nor write the results store: run everything.
     #[arg(long)]
     no_store: bool,
+    /// Attach a user-space memory agent to every run (see `run --agent`); repeatable.
+    #[arg(long, value_name = "NAME[:KEY=VALUE,...]")]
+    agent: Vec<String>,
 }
 
 #[derive(Args)]
@@ -407,6 +419,7 @@ fn main() -> ExitCode {
         Cmd::Mrc(a) => cmd_mrc(a),
         Cmd::Stats(a) => cmd_stats(a),
         Cmd::Validate(a) => cmd_validate(a),
+        Cmd::SaveMemory(a) => agents_cli::cmd_save_memory(a),
     };
     match r.and_then(|()| stdout::finish()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -669,7 +682,12 @@ fn lru_gen_schedule(w: &WorkloadArgs) -> Result<Vec<(u64, String)>, String> {
 }
 
 /// Runs with a progress bar on a terminal.
-fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResult, String> {
+fn run_one(
+    scn: &Scenario,
+    spec: PolicySpec,
+    w: &WorkloadArgs,
+    agents: &[reclaimlab::agents::AgentSpec],
+) -> Result<RunResult, String> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
@@ -695,6 +713,7 @@ fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResu
         progress: Some(&progress),
         lru_gen_sample_ns: lru_gen_sample_ns(w)?,
         lru_gen_schedule: lru_gen_schedule(w)?,
+        agents: agents.to_vec(),
     };
     let r = run(scn, spec, &opts);
     if let Some(b) = bar {
@@ -767,8 +786,13 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
             "--kernel has no effect here: {spec} is a textbook cache"
         ));
     }
+    let agents = agents_cli::parse_agents(&a.agent)?;
     let scn = load_workload(&a.w)?;
-    let r = run_one(&scn, spec, &a.w)?;
+    let mut r = run_one(&scn, spec, &a.w, &agents)?;
+    if !agents.is_empty() {
+        let base = run_one(&scn, spec, &a.w, &[])?;
+        r.vs_no_agents = Some(reclaimlab::agents::effect(&base, &r));
+    }
     check_lru_gen_ran(&r, &a.w)?;
     let json = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
     if let Some(out) = &a.out {
@@ -778,6 +802,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         outln!("{json}");
     } else {
         print_run(&r);
+        agents_cli::print_effect(&r);
     }
     if a.lru_gen || a.lru_gen_full {
         let text = if a.lru_gen_full {
@@ -1615,6 +1640,7 @@ fn options_fingerprint(
         "max_sim_ns": opts.max_sim_ns,
         "lru_gen_sample_ns": opts.lru_gen_sample_ns,
         "lru_gen_schedule": opts.lru_gen_schedule,
+        "agents": opts.agents.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         "machine": serde_json::to_value(&scn.machine).map_err(|e| e.to_string())?,
     });
     serde_json::to_string(&v).map_err(|e| e.to_string())
@@ -1635,6 +1661,7 @@ fn compare_runs(
         max_sim_ns: max_sim_ns(&a.w)?,
         lru_gen_sample_ns: lru_gen_sample_ns(&a.w)?,
         lru_gen_schedule: lru_gen_schedule(&a.w)?,
+        agents: agents_cli::parse_agents(&a.agent)?,
     };
     let store = if a.no_store {
         None

@@ -463,5 +463,7 @@ pub fn to_run_result(
         // The model's own figure; a real kernel has no counterpart.
         preemptions: 0,
         psi: None,
+        agents: Vec::new(),
+        vs_no_agents: None,
     }
 }

@@ -130,6 +130,7 @@ fn replay_options(lru_gen_schedule: Vec<(u64, String)>) -> RunOptions<'static> {
         progress: None,
         lru_gen_sample_ns: None,
         lru_gen_schedule,
+        agents: Vec::new(),
     }
 }
 

@@ -6,6 +6,7 @@
 //! libCacheSim semantics), [`metrics`] (the result schema), [`sim`] (the discrete-event engine).
 
 pub mod access;
+pub mod agents;
 pub mod consts;
 pub mod event_queue;
 pub mod fuzzing;

@@ -220,6 +220,12 @@ pub struct RunResult {
     /// /proc/pressure/memory at the end of the run (kernel policies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub psi: Option<crate::machine::psi::PsiResult>,
+    /// What each attached agent did (none: the key is absent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<crate::agents::AgentLog>,
+    /// With agents: the same run without them, compared (`agents::effect`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_no_agents: Option<crate::agents::AgentEffect>,
 }
 
 /// One scheduled write to the lru_gen debugfs file and its outcome.
@@ -382,6 +388,18 @@ impl RunResult {
             ));
         }
         v.push(("preemptions".into(), self.preemptions as f64));
+        let root = self.memcgs.iter().find(|m| m.path == "/");
+        v.push((
+            "mem_mean_pages".into(),
+            root.map_or(0.0, |m| m.current_mean_pages),
+        ));
+        v.push((
+            "mem_peak_pages".into(),
+            root.map_or(0.0, |m| m.peak_pages as f64),
+        ));
+        let psi = self.psi.unwrap_or_default().memory;
+        v.push(("psi_some_us".into(), psi.some.total_us as f64));
+        v.push(("psi_full_us".into(), psi.full.total_us as f64));
         v
     }
 }

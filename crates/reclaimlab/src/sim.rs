@@ -192,6 +192,8 @@ pub struct RunOptions<'a> {
     pub lru_gen_sample_ns: Option<u64>,
     /// lru_gen debugfs commands to write at given simulated times (a proactive schedule).
     pub lru_gen_schedule: Vec<(u64, String)>,
+    /// User-space memory agents attached to the run (`agents/`).
+    pub agents: Vec<crate::agents::AgentSpec>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -199,6 +201,7 @@ enum Ev {
     Thread(u32),
     LruGenSample,
     LruGenCmd(usize),
+    Agent(u32),
 }
 
 struct Thread {
@@ -482,6 +485,7 @@ fn run_engine(
 ) -> Result<RunResult, String> {
     let mut engine = Engine::new(scn, backend, opts.seed);
     engine.schedule_lru_gen(opts);
+    engine.start_agents(spec, &opts.agents)?;
     engine.run(opts)?;
     engine.psi_finish();
     Ok(engine.result(scn, spec, opts.seed))
@@ -519,6 +523,10 @@ struct Engine {
     /// mean of memory.current.
     usage_area: Vec<u128>,
     usage_clock: u64,
+    /// Attached agents, their logs, and each frame's last access time when one needs it.
+    agents: Vec<Box<dyn crate::agents::Agent>>,
+    agent_logs: Vec<crate::agents::AgentLog>,
+    access_ages: Vec<u64>,
 }
 
 /// Threads waiting at a barrier.
@@ -625,6 +633,9 @@ impl Engine {
             psi_final: Vec::new(),
             usage_area: Vec::new(),
             usage_clock: 0,
+            agents: Vec::new(),
+            agent_logs: Vec::new(),
+            access_ages: Vec::new(),
         };
         e.psi_init(scn);
         let mut jitter = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x7374_6172_7420_6a69);
@@ -751,6 +762,72 @@ impl Engine {
         }
     }
 
+    /// Builds the agents and queues their first wake-ups; lru-gen-age needs MGLRU.
+    fn start_agents(
+        &mut self,
+        spec: PolicySpec,
+        specs: &[crate::agents::AgentSpec],
+    ) -> Result<(), String> {
+        for (k, s) in specs.iter().enumerate() {
+            let agent = s.build()?;
+            let Backend::Kernel { m, pol } = &self.backend else {
+                return Err(format!(
+                    "--agent {}: {spec} is a textbook cache: no cgroups, PSI or lru_gen",
+                    s.name
+                ));
+            };
+            if s.name == "lru-gen-age" && pol.lru_gen_show(m, false).is_none() {
+                return Err(format!(
+                    "--agent lru-gen-age needs an mglru policy (not {spec})"
+                ));
+            }
+            if agent.needs_access_ages() && self.access_ages.is_empty() {
+                self.access_ages = vec![0; m.folios.len()];
+            }
+            self.push(agent.first_wake(), Ev::Agent(k as u32));
+            self.agents.push(agent);
+            self.agent_logs.push(crate::agents::AgentLog {
+                agent: s.to_string(),
+                ..Default::default()
+            });
+        }
+        Ok(())
+    }
+
+    /// An agent wakes at `t`, acts through the machine's interfaces, and sleeps again.
+    fn wake_agent(&mut self, k: usize, t: u64) {
+        let Backend::Kernel { m, pol } = &mut self.backend else {
+            return;
+        };
+        let mut sys = crate::agents::sys::MachineSys {
+            m,
+            pol: pol.as_mut(),
+            psi: self.psi.as_deref_mut(),
+            now: t,
+            ages: &self.access_ages,
+            spent_ns: 0,
+        };
+        let log = &mut self.agent_logs[k];
+        log.wakeups += 1;
+        let next = self.agents[k].wake(&mut sys, t, log);
+        if let Some(next) = next {
+            self.push(next.max(t + 1), Ev::Agent(k as u32));
+        }
+    }
+
+    /// Records the time of an access on the frame it left resident (DAMON's access ages).
+    fn note_access(&mut self, i: usize, page: PageRef, via: Via, t: u64) {
+        let Backend::Kernel { m, .. } = &self.backend else {
+            return;
+        };
+        let pid = self.threads[i].pid;
+        if let Some(pfn) = crate::agents::sys::resident_frame(m, pid, page, via) {
+            if let Some(a) = self.access_ages.get_mut(pfn) {
+                *a = t;
+            }
+        }
+    }
+
     /// Queues the lru_gen samples and commands of the run options.
     fn schedule_lru_gen(&mut self, opts: &RunOptions) {
         self.schedule = opts.lru_gen_schedule.clone();
@@ -820,6 +897,7 @@ impl Engine {
                         }
                     }
                     Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
+                    Ev::Agent(k) => self.wake_agent(k as usize, t),
                 }
             }
             self.psi_take_kswapd();
@@ -1112,6 +1190,9 @@ impl Engine {
     ) -> bool {
         let end = self.access(i, t, page, op, via);
         self.psi_take_marks(i);
+        if !self.access_ages.is_empty() {
+            self.note_access(i, page, via, t);
+        }
         match end {
             AccessEnd::Done { hit, major, at } => {
                 self.threads[i].yielded_access = None;
@@ -1393,6 +1474,8 @@ impl Engine {
                 .psi_final
                 .first()
                 .map(|&memory| crate::machine::psi::PsiResult { memory }),
+            agents: self.agent_logs.clone(),
+            vs_no_agents: None,
         }
     }
 }
@@ -1589,6 +1672,8 @@ pub struct MatrixOptions {
     pub lru_gen_sample_ns: Option<u64>,
     /// As [`RunOptions::lru_gen_schedule`].
     pub lru_gen_schedule: Vec<(u64, String)>,
+    /// As [`RunOptions::agents`].
+    pub agents: Vec<crate::agents::AgentSpec>,
 }
 
 /// (policy index, seed index, accesses done, accesses expected) as a run goes.
@@ -1676,6 +1761,7 @@ pub fn run_matrix_with(
                         .then_some(&progress as &dyn Fn(u64, u64)),
                     lru_gen_sample_ns: opts.lru_gen_sample_ns,
                     lru_gen_schedule: opts.lru_gen_schedule.clone(),
+                    agents: opts.agents.clone(),
                 };
                 let r = run(scn, specs[p], &run_opts);
                 if let Some(f) = hooks.finished {
