@@ -104,8 +104,8 @@ fn grid(agent: &str) -> Option<(&'static str, &'static [&'static str], &'static 
             &["1000", "10000", "100000", "1000000"],
             "min_size=1M",
         ),
-        // Generations older than `age` seconds go; aging once a second resolves short ages.
-        "lru-gen-age" => ("age", &["2", "5", "10", "30"], "interval=1"),
+        // Generations older than `age` seconds go (aging every age/2, its default).
+        "lru-gen-age" => ("age", &["2", "5", "10", "30"], ""),
         // min_age in µs; default watermarks keep DAMON_RECLAIM off on a full machine (free
         // memory < 20%), so the study turns them off (`wmarks=no`).
         "damon-reclaim" => (
@@ -153,6 +153,10 @@ fn time_based(mut scn: Scenario, end_ns: u64) -> Scenario {
                 unmap,
                 sleep_ns,
             },
+            Stream::Script(mut sc) => {
+                sc.rounds = u64::MAX;
+                Stream::Script(sc)
+            }
             other => other,
         };
         t.stream = Stream::Until {
@@ -205,7 +209,7 @@ pub fn cmd_save_memory(a: SaveMemoryArgs) -> Result<(), String> {
     if a.duration > 0.0 {
         scn = time_based(scn, (a.duration * 1e9) as u64);
     }
-    if !(a.max_slowdown >= 0.0) {
+    if a.max_slowdown.is_nan() || a.max_slowdown < 0.0 {
         return Err(format!(
             "--max-slowdown {}: expected a percentage >= 0",
             a.max_slowdown
@@ -240,6 +244,7 @@ pub fn cmd_save_memory(a: SaveMemoryArgs) -> Result<(), String> {
             }
             for v in values {
                 let spec: AgentSpec = format!("{ag}:{param}={v},{fixed}").parse()?;
+                // The grid's parameter first, the study's fixed settings after it.
                 jobs.push((pi, Some(spec)));
             }
         }
@@ -324,7 +329,7 @@ pub fn cmd_save_memory(a: SaveMemoryArgs) -> Result<(), String> {
         return Ok(());
     }
     outln!(
-        "save-memory {} (scale {}, seed {}{}): memory saved = 1 - mean memory.current / without agents (root cgroup); slowdown = throughput without / with - 1",
+        "save-memory {} (scale {}, seed {}{}): memory saved = 1 - mean memory.current / without agents (root cgroup); slowdown = mean request latency with / without - 1 if the scenario times requests, else throughput without / with - 1",
         scn.name,
         scale,
         a.seed,

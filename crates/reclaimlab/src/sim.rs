@@ -523,6 +523,9 @@ struct Engine {
     /// mean of memory.current.
     usage_area: Vec<u128>,
     usage_clock: u64,
+    /// memory.current of each memcg since `usage_clock`, and the machine's `usage_epoch` then.
+    usage_last: Vec<u64>,
+    usage_epoch: u64,
     /// Attached agents, their logs, and each frame's last access time when one needs it.
     agents: Vec<Box<dyn crate::agents::Agent>>,
     agent_logs: Vec<crate::agents::AgentLog>,
@@ -633,6 +636,8 @@ impl Engine {
             psi_final: Vec::new(),
             usage_area: Vec::new(),
             usage_clock: 0,
+            usage_last: Vec::new(),
+            usage_epoch: u64::MAX,
             agents: Vec::new(),
             agent_logs: Vec::new(),
             access_ages: Vec::new(),
@@ -718,20 +723,29 @@ impl Engine {
         }
     }
 
-    /// Integrates each memcg's memory.current up to `t` (the engine's clock: usage changes
-    /// inside a task's access count from the engine's next event on).
+    /// After an event at `t` that changed some memcg's memory.current (charges inside a task's
+    /// access count from the time of the event that made them), integrates the usage held
+    /// since the last change up to `t`. Events that changed nothing cost one comparison.
     fn meter_usage(&mut self, t: u64) {
         let Backend::Kernel { m, .. } = &self.backend else {
             return;
         };
-        if t <= self.usage_clock {
+        if m.usage_epoch == self.usage_epoch {
             return;
         }
-        let dt = (t - self.usage_clock) as u128;
-        self.usage_clock = t;
+        self.usage_epoch = m.usage_epoch;
+        let dt = t.saturating_sub(self.usage_clock) as u128;
+        self.usage_clock = self.usage_clock.max(t);
         self.usage_area.resize(m.memcgs.len(), 0);
-        for (a, c) in self.usage_area.iter_mut().zip(&m.memcgs) {
-            *a += c.usage as u128 * dt;
+        self.usage_last.resize(m.memcgs.len(), 0);
+        for ((a, last), c) in self
+            .usage_area
+            .iter_mut()
+            .zip(self.usage_last.iter_mut())
+            .zip(&m.memcgs)
+        {
+            *a += *last as u128 * dt;
+            *last = c.usage;
         }
     }
 
@@ -752,6 +766,8 @@ impl Engine {
             .filter(|t| !t.daemon)
             .map(|t| t.finish)
             .fold(self.now, u64::max);
+        // Close the integral at the end of the run.
+        self.usage_epoch = self.usage_epoch.wrapping_sub(1);
         self.meter_usage(end);
         if let Some(p) = self.psi.as_mut() {
             let n = match &self.backend {
@@ -867,7 +883,6 @@ impl Engine {
             if let Some(p) = self.psi.as_mut() {
                 p.advance_to(t);
             }
-            self.meter_usage(t);
             if next_kthread == Some(t) {
                 let horizon = next_task.unwrap_or(u64::MAX);
                 if let Backend::Kernel { m, pol } = &mut self.backend {
@@ -901,6 +916,7 @@ impl Engine {
                 }
             }
             self.psi_take_kswapd();
+            self.meter_usage(t);
             if opts.check_invariants {
                 if let Backend::Kernel { m, pol } = &self.backend {
                     m.check_invariants(pol.as_ref())

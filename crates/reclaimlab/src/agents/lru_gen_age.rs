@@ -5,8 +5,11 @@
 //! generation older than `age` (`- memcg_id node_id min_gen_nr`, never the two youngest:
 //! MIN_NR_GENS). No daemon ships with the kernel; the default age is the 120 s cold-age
 //! threshold of Google's far-memory reclaim (Lagar-Cavilla et al., "Software-Defined Far
-//! Memory in Warehouse-Scale Computers", ASPLOS 2019), the interval (10 s) our choice: a
-//! tenth of it, so generations are born often enough to resolve the age. MGLRU only.
+//! Memory in Warehouse-Scale Computers", ASPLOS 2019). The interval defaults to half the
+//! age: MGLRU keeps at most MAX_NR_GENS = 4 generations and aging a full window folds the
+//! oldest into the next (`inc_min_seq`), so only when generations are born age/2 apart are
+//! the two evictable ones old enough (aging every second, nothing would ever be 5 s old).
+//! MGLRU only.
 
 use super::{managed_cgroups, Agent, AgentLog, AgentSys, Params};
 
@@ -70,7 +73,7 @@ pub fn parse_lru_gen(text: &str) -> Vec<(String, GenLine)> {
 impl LruGenAge {
     pub fn new(p: &mut Params) -> Result<Self, String> {
         let age_s = p.f64("age", 120.0, 0.0)?;
-        let interval_s = p.f64("interval", 10.0, 0.001)?;
+        let interval_s = p.f64("interval", age_s / 2.0, 0.001)?;
         Ok(LruGenAge {
             cgroup: p.cgroup()?,
             age_ms: (age_s * 1000.0) as u64,
@@ -86,9 +89,7 @@ impl Agent for LruGenAge {
 
     fn wake(&mut self, sys: &mut dyn AgentSys, now: u64, log: &mut AgentLog) -> Option<u64> {
         let managed = managed_cgroups(sys, &self.cgroup, true);
-        let Some(text) = sys.lru_gen_read() else {
-            return None;
-        };
+        let text = sys.lru_gen_read()?;
         let gens = parse_lru_gen(&text);
         // Age: one new generation per memcg and node.
         let mut tops: Vec<(u64, u64, u64)> = Vec::new();
@@ -111,9 +112,7 @@ impl Agent for LruGenAge {
             }
         }
         // Evict what is older than the age.
-        let Some(text) = sys.lru_gen_read() else {
-            return None;
-        };
+        let text = sys.lru_gen_read()?;
         let gens = parse_lru_gen(&text);
         for &(id, node, _) in &tops {
             let mine: Vec<&GenLine> = gens

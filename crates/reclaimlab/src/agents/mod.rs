@@ -284,7 +284,9 @@ pub struct AgentEffect {
     /// Throughput (accesses per simulated second) without and with the agents.
     pub baseline_ops_per_sec: f64,
     pub ops_per_sec: f64,
-    /// `baseline / with − 1`: 0.05 is 5% slower (a fixed amount of work takes 5% longer).
+    /// 0.05 is 5% slower: for a workload of timed requests (`RunResult::requests`: app
+    /// launches, transactions), mean request latency with / without − 1; otherwise
+    /// throughput without / with − 1 (a fixed amount of work takes 5% longer).
     pub slowdown: f64,
     /// Per memcg: the time-weighted mean of memory.current without and with the agents
     /// (pages), and the share saved.
@@ -301,8 +303,17 @@ pub struct MemorySaved {
 
 /// Compares a run with agents against the same run without them.
 pub fn effect(base: &crate::metrics::RunResult, with: &crate::metrics::RunResult) -> AgentEffect {
+    let request_mean = |r: &crate::metrics::RunResult| {
+        r.requests
+            .as_ref()
+            .filter(|q| q.total > 0)
+            .map(|q| q.latency.mean_ns)
+    };
     // A run that did nothing at all counts as infinitely slow, kept finite for JSON.
-    let slowdown = base.ops_per_sec / with.ops_per_sec.max(1e-9) - 1.0;
+    let slowdown = match (request_mean(base), request_mean(with)) {
+        (Some(b), Some(w)) if b > 0.0 => w / b - 1.0,
+        _ => base.ops_per_sec / with.ops_per_sec.max(1e-9) - 1.0,
+    };
     let memcgs = with
         .memcgs
         .iter()

@@ -125,6 +125,7 @@ impl Machine {
 
     /// `page_counter_uncharge` of one page.
     pub fn memcg_uncharge(&mut self, memcg: u16) {
+        self.usage_epoch += 1;
         self.memcgs[memcg as usize].local_pages -= 1;
         self.for_each_ancestor(memcg, |mc| mc.usage -= 1);
     }
@@ -138,6 +139,7 @@ impl Machine {
         }) {
             return Some(over);
         }
+        self.usage_epoch += 1;
         self.for_each_ancestor(memcg, |mc| {
             mc.usage += nr;
             mc.peak = mc.peak.max(mc.usage);

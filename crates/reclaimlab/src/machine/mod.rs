@@ -366,6 +366,9 @@ pub struct Machine {
     pub resume: Resume,
     /// The current task's memory-stall and I/O-wait changes, and kswapd's runs (PSI).
     pub psi: psi::PsiLog,
+    /// Bumped by every memcg charge and uncharge (the engine integrates memory.current only
+    /// after events that changed it).
+    pub usage_epoch: u64,
     /// Per-CPU `lru_add` and `lru_activate` batches.
     pub lru_add_batch: Vec<Vec<Pfn>>,
     pub lru_activate_batch: Vec<Vec<Pfn>>,
@@ -422,6 +425,7 @@ impl Machine {
             kthreads: Default::default(),
             resume: Resume::default(),
             psi: Default::default(),
+            usage_epoch: 0,
             lru_add_batch: vec![Vec::with_capacity(32); ncpu],
             lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
             wb: writeback::WritebackState::default(),

@@ -408,6 +408,8 @@ pub struct Psi {
     seq: u64,
     /// Everything up to this time has been applied.
     clock: u64,
+    /// The earliest `work_at` of all groups (time, group), kept as they change.
+    next_work: Option<(u64, usize)>,
 }
 
 impl Psi {
@@ -423,7 +425,17 @@ impl Psi {
             pending: BinaryHeap::new(),
             seq: 0,
             clock: 0,
+            next_work: None,
         }
+    }
+
+    fn update_next_work(&mut self) {
+        self.next_work = self
+            .groups
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| g.work_at.map(|w| (w, i)))
+            .min();
     }
 
     /// Adds a task on `cpu` in `memcg` (idle until its first change); returns its id.
@@ -452,6 +464,11 @@ impl Psi {
         }
         let at = at.max(tk.last_set.0);
         tk.last_set = (at, bits);
+        // Everything up to the clock is applied: a change at the clock goes in at once.
+        if at <= self.clock {
+            self.apply(self.clock, task, bits);
+            return;
+        }
         self.seq += 1;
         self.pending.push(Reverse((at, self.seq, task, bits)));
     }
@@ -461,12 +478,7 @@ impl Psi {
     pub fn advance_to(&mut self, t: u64) {
         loop {
             let next_change = self.pending.peek().map(|Reverse(r)| r.0);
-            let next_work = self
-                .groups
-                .iter()
-                .enumerate()
-                .filter_map(|(i, g)| g.work_at.map(|w| (w, i)))
-                .min();
+            let next_work = self.next_work;
             match (next_change, next_work) {
                 (Some(c), w) if c <= t && w.is_none_or(|(w, _)| c <= w) => {
                     let Some(Reverse((at, _, task, bits))) = self.pending.pop() else {
@@ -477,6 +489,7 @@ impl Psi {
                 (_, Some((w, g))) if w <= t => {
                     self.clock = self.clock.max(w);
                     self.groups[g].avgs_work(w);
+                    self.update_next_work();
                 }
                 _ => break,
             }
@@ -493,8 +506,14 @@ impl Psi {
         if clear == 0 && set == 0 {
             return;
         }
+        let mut clock_started = false;
         for &g in &tk.groups {
-            self.groups[g as usize].change(tk.cpu, clear, set, at);
+            let grp = &mut self.groups[g as usize];
+            clock_started |= grp.work_at.is_none();
+            grp.change(tk.cpu, clear, set, at);
+        }
+        if clock_started {
+            self.update_next_work();
         }
     }
 
