@@ -70,6 +70,7 @@ macro_rules! outln {
     ($($t:tt)*) => { $crate::stdout::write(format_args!("{}\n", format_args!($($t)*))) };
 }
 
+mod agents_cli;
 mod plot;
 mod report;
 pub mod store;
@@ -118,6 +119,9 @@ enum Cmd {
     Plot(plot::PlotArgs),
     /// One self-contained HTML report of result files (compare --save, sweep --save).
     Report(report::ReportArgs),
+    /// How much memory can a workload give back, and at what cost: each proactive-reclaim
+    /// agent over a grid of its main parameter, against the same run without agents.
+    SaveMemory(agents_cli::SaveMemoryArgs),
 }
 
 #[derive(Args)]
@@ -381,6 +385,11 @@ struct RunArgs {
     /// The format of --timeseries: csv or jsonl.
     #[arg(long, value_name = "FORMAT")]
     timeseries_format: Option<String>,
+    /// Attach a user-space memory agent (senpai, memory-high, oomd, lru-gen-age,
+    /// damon-reclaim), with its upstream defaults unless overridden; repeatable. The run is
+    /// also made without agents, for the slowdown and memory saved (`vs_no_agents`).
+    #[arg(long, value_name = "NAME[:KEY=VALUE,...]")]
+    agent: Vec<String>,
 }
 
 #[derive(Args)]
@@ -416,6 +425,9 @@ struct CompareArgs {
     /// Neither read nor write the results store: run everything.
     #[arg(long)]
     no_store: bool,
+    /// Attach a user-space memory agent to every run (see `run --agent`); repeatable.
+    #[arg(long, value_name = "NAME[:KEY=VALUE,...]")]
+    agent: Vec<String>,
 }
 
 #[derive(Args)]
@@ -523,6 +535,7 @@ where
         Cmd::Sweep(a) => sweep::cmd_sweep(a),
         Cmd::Plot(a) => plot::cmd_plot(a),
         Cmd::Report(a) => report::cmd_report(a),
+        Cmd::SaveMemory(a) => agents_cli::cmd_save_memory(a),
     };
     r.and_then(|()| stdout::finish())
 }
@@ -798,7 +811,12 @@ fn lru_gen_schedule(w: &WorkloadArgs) -> Result<Vec<(u64, String)>, String> {
 }
 
 /// Runs with a progress bar on a terminal.
-fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResult, String> {
+fn run_one(
+    scn: &Scenario,
+    spec: PolicySpec,
+    w: &WorkloadArgs,
+    agents: &[reclaimlab::agents::AgentSpec],
+) -> Result<RunResult, String> {
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
@@ -825,6 +843,7 @@ fn run_one(scn: &Scenario, spec: PolicySpec, w: &WorkloadArgs) -> Result<RunResu
         lru_gen_sample_ns: lru_gen_sample_ns(w)?,
         lru_gen_schedule: lru_gen_schedule(w)?,
         sample_ns: timeseries::sample_ns(w)?,
+        agents: agents.to_vec(),
     };
     let r = run(scn, spec, &opts);
     if let Some(b) = bar {
@@ -898,8 +917,13 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
             "--kernel has no effect here: {spec} is a textbook cache"
         ));
     }
+    let agents = agents_cli::parse_agents(&a.agent)?;
     let scn = load_workload(&a.w)?;
-    let r = run_one(&scn, spec, &a.w)?;
+    let mut r = run_one(&scn, spec, &a.w, &agents)?;
+    if !agents.is_empty() {
+        let base = run_one(&scn, spec, &a.w, &[])?;
+        r.vs_no_agents = Some(reclaimlab::agents::effect(&base, &r));
+    }
     check_lru_gen_ran(&r, &a.w)?;
     let json = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
     if let Some(out) = &a.out {
@@ -912,6 +936,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         outln!("{json}");
     } else {
         print_run(&r);
+        agents_cli::print_effect(&r);
     }
     if a.lru_gen || a.lru_gen_full {
         let text = if a.lru_gen_full {
@@ -1759,6 +1784,7 @@ fn options_fingerprint(
         "lru_gen_schedule": opts.lru_gen_schedule,
         "memory_max": w.memory_max,
         "sample_ns": opts.sample_ns,
+        "agents": opts.agents.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         "machine": serde_json::to_value(&scn.machine).map_err(|e| e.to_string())?,
     });
     serde_json::to_string(&v).map_err(|e| e.to_string())
@@ -1780,6 +1806,7 @@ fn compare_runs(
         lru_gen_sample_ns: lru_gen_sample_ns(&a.w)?,
         lru_gen_schedule: lru_gen_schedule(&a.w)?,
         sample_ns: timeseries::sample_ns(&a.w)?,
+        agents: agents_cli::parse_agents(&a.agent)?,
     };
     let store = if a.no_store {
         None

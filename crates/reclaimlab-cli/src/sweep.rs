@@ -288,6 +288,8 @@ fn prepare(cell: &Cell, keyed: bool) -> Result<Prepared, String> {
         lru_gen_sample_ns: crate::lru_gen_sample_ns(&a.w)?,
         lru_gen_schedule: crate::lru_gen_schedule(&a.w)?,
         sample_ns: crate::timeseries::sample_ns(&a.w)?,
+        // Grids have no agents knob (yet): runs are without agents.
+        agents: Vec::new(),
     };
     let options = if keyed {
         options_fingerprint(&a.w, &scn, &opts)?
@@ -328,6 +330,7 @@ impl Prepared {
                 lru_gen_sample_ns: self.opts.lru_gen_sample_ns,
                 lru_gen_schedule: self.opts.lru_gen_schedule.clone(),
                 sample_ns: self.opts.sample_ns,
+                agents: self.opts.agents.clone(),
             },
         )
     }

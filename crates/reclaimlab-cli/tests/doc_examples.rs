@@ -186,6 +186,34 @@ fn expectation(command: &str) -> Option<Expect> {
         "python3 scripts/seed_table.py target/release/reclaimlab results > table.md" => {
             Heavy("needs `compare --save` results of every seed scenario (hours)")
         }
+        "reclaimlab run memcg-limit" => Prints(&["/proc/pressure/memory", "some avg10=", "full avg10="]),
+        "reclaimlab run memcg-limit --json > memcg-limit.json" => Check(|_, dir| {
+            let r = json_file(&dir.join("memcg-limit.json"));
+            assert!(r["psi"]["memory"]["some"]["total_us"].is_u64());
+            for m in r["memcgs"].as_array().unwrap() {
+                assert!(m["current_mean_pages"].is_f64() && m["peak_pages"].is_u64());
+                assert!(m["psi"]["memory"]["full"]["avg10"].is_f64());
+            }
+        }),
+        "reclaimlab run android-launch --policy mglru --agent damon-reclaim:min_age=5000000,wmarks=no" => {
+            Prints(&["agent damon-reclaim:min_age=5000000,wmarks=no", "vs. no agents: slowdown", "saved)"])
+        }
+        "reclaimlab run android-launch --policy mglru --agent lru-gen-age:age=10 --agent oomd" => {
+            Prints(&["agent lru-gen-age:age=10", "agent oomd", "vs. no agents"])
+        }
+        "reclaimlab compare android-launch --policies classic,mglru --agent senpai:min_size=0 --seeds 3" => {
+            Prints(&["scenario android-launch", "mem_mean_pages", "psi_some_us"])
+        }
+        "reclaimlab save-memory android-launch --scale 0.03125 --max-slowdown 2" => {
+            Prints(&["frontier", "most memory saved with at most 2% slowdown"])
+        }
+        "reclaimlab save-memory android-launch --scale 0.03125" => {
+            Prints(&["damon-reclaim", "lru-gen-age", "most memory saved with at most 5% slowdown"])
+        }
+        "reclaimlab save-memory ycsb-b --scale 0.00390625 --duration 20" => {
+            Heavy("30 runs of 20 simulated s of 32 threads: about 10 minutes on 2 cores")
+        }
+        "reclaimlab save-memory file-anon-mix-mini" => Heavy("30 runs: about a minute on 2 cores"),
         _ => return None,
     })
 }

@@ -385,6 +385,7 @@ pub fn to_run_result(
             swap_pages: after.swap_current.unwrap_or(0) / 4096,
             stat,
             events,
+            ..Default::default()
         });
     }
     // Per-process major misses from the miss map.
@@ -464,6 +465,9 @@ pub fn to_run_result(
         // The model's own figure; a real kernel has no counterpart.
         preemptions: 0,
         cpu: Default::default(),
+        psi: None,
+        agents: Vec::new(),
+        vs_no_agents: None,
         timeseries: None,
     }
 }

@@ -413,6 +413,7 @@ mod tests {
             swap_pages: 0,
             stat: [("pgscan".to_string(), pgscan)].into_iter().collect(),
             events: Default::default(),
+            ..Default::default()
         }];
         r
     }

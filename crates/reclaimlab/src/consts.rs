@@ -68,6 +68,20 @@ pub const DIRTY_MAX_PAUSE_JIFFIES: u64 = HZ / 5;
 /// A new task's `nr_dirtied_pause`: `128 >> (PAGE_SHIFT - 10)` pages dirtied between two
 /// `balance_dirty_pages` calls (kernel/fork.c).
 pub const NR_DIRTIED_PAUSE_INIT: u64 = 32;
+
+/// `PSI_FREQ` (kernel/sched/psi.c): the averaging period of pressure stall information, in
+/// jiffies (2 s + 1 jiffy; `psi_period = jiffies_to_nsecs(PSI_FREQ)`).
+pub const PSI_FREQ: u64 = 2 * HZ + 1;
+/// `FSHIFT` (include/linux/sched/loadavg.h): bits of precision of the fixed-point averages.
+pub const FSHIFT: u32 = 11;
+/// `FIXED_1`: 1.0 in that fixed point.
+pub const FIXED_1: u64 = 1 << FSHIFT;
+/// `EXP_10s`: 1/exp(2s/10s) in fixed point (psi.c).
+pub const EXP_10S: u64 = 1677;
+/// `EXP_60s`: 1/exp(2s/60s).
+pub const EXP_60S: u64 = 1981;
+/// `EXP_300s`: 1/exp(2s/300s).
+pub const EXP_300S: u64 = 2034;
 /// The ratelimit while the task's wb has `dirty_exceeded`: `32 >> (PAGE_SHIFT - 10)` pages
 /// (`balance_dirty_pages_ratelimited_flags`).
 pub const DIRTY_EXCEEDED_RATELIMIT: u64 = 8;

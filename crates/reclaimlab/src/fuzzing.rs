@@ -131,6 +131,7 @@ fn replay_options(lru_gen_schedule: Vec<(u64, String)>) -> RunOptions<'static> {
         lru_gen_sample_ns: None,
         lru_gen_schedule,
         sample_ns: None,
+        agents: Vec::new(),
     }
 }
 

@@ -7,6 +7,7 @@
 //! the engine's tasks and kernel threads share).
 
 pub mod access;
+pub mod agents;
 pub mod consts;
 pub mod event_queue;
 pub mod fuzzing;

@@ -201,7 +201,7 @@ pub struct RequestStats {
 
 /// memory.current, memory.stat and memory.events of one memcg (hierarchical, kernel names).
 /// Also deserialisable: the validation harness reads it back from result files.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct MemcgResult {
     pub path: String,
     pub current_pages: u64,
@@ -209,6 +209,15 @@ pub struct MemcgResult {
     pub swap_pages: u64,
     pub stat: BTreeMap<String, u64>,
     pub events: BTreeMap<String, u64>,
+    /// memory.current averaged over the run's simulated time (pages).
+    #[serde(default)]
+    pub current_mean_pages: f64,
+    /// memory.peak: the highest memory.current of the run (pages).
+    #[serde(default)]
+    pub peak_pages: u64,
+    /// memory.pressure (`psi.memory.{some,full}`).
+    #[serde(default)]
+    pub psi: crate::machine::psi::PsiResult,
 }
 
 /// Everything a run produces. Serialised with sorted keys: byte-identical for equal inputs.
@@ -260,8 +269,18 @@ pub struct RunResult {
     /// CPU time of the tasks and kernel threads.
     #[serde(default)]
     pub cpu: CpuResult,
+    /// /proc/pressure/memory at the end of the run (kernel policies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi: Option<crate::machine::psi::PsiResult>,
+    /// What each attached agent did (none: the key is absent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<crate::agents::AgentLog>,
+    /// With agents: the same run without them, compared (`agents::effect`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_no_agents: Option<crate::agents::AgentEffect>,
     /// Counters over simulated time (`--sample-ms`); absent from the JSON when not sampled,
-    /// so a result's JSON without sampling is what it always was.
+    /// so a result's JSON without sampling is what it always was. Last: a sampled result's
+    /// JSON is the unsampled one up to this key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<crate::timeseries::TimeSeries>,
 }
@@ -439,6 +458,18 @@ impl RunResult {
         ] {
             v.push((k.to_string(), x as f64));
         }
+        let root = self.memcgs.iter().find(|m| m.path == "/");
+        v.push((
+            "mem_mean_pages".into(),
+            root.map_or(0.0, |m| m.current_mean_pages),
+        ));
+        v.push((
+            "mem_peak_pages".into(),
+            root.map_or(0.0, |m| m.peak_pages as f64),
+        ));
+        let psi = self.psi.unwrap_or_default().memory;
+        v.push(("psi_some_us".into(), psi.some.total_us as f64));
+        v.push(("psi_full_us".into(), psi.full.total_us as f64));
         v
     }
 }

@@ -195,6 +195,8 @@ pub struct RunOptions<'a> {
     pub lru_gen_schedule: Vec<(u64, String)>,
     /// Record the counters every this many ns of simulated time (`RunResult::timeseries`).
     pub sample_ns: Option<u64>,
+    /// User-space memory agents attached to the run (`agents/`).
+    pub agents: Vec<crate::agents::AgentSpec>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -206,6 +208,7 @@ enum Ev {
     Dispatch(u32),
     LruGenSample,
     LruGenCmd(usize),
+    Agent(u32),
 }
 
 struct Thread {
@@ -505,7 +508,9 @@ fn run_engine(
         .sample_ns
         .filter(|&n| n > 0)
         .map(crate::timeseries::Sampler::new);
+    engine.start_agents(spec, &opts.agents)?;
     engine.run(opts)?;
+    engine.psi_finish();
     let timeseries = engine.sampler.take().map(|s| s.finish());
     Ok(RunResult {
         timeseries,
@@ -541,6 +546,23 @@ struct Engine {
     step_times: StepTimes,
     /// The counters' time series (`RunOptions::sample_ns`), read-only on the model.
     sampler: Option<crate::timeseries::Sampler>,
+    /// Pressure stall accounting (kernel backends): task ids are thread indices, then one
+    /// kswapd per node.
+    psi: Option<Box<crate::machine::psi::Psi>>,
+    psi_marks: Vec<(u64, u8)>,
+    /// memory.pressure of every memcg (index: memcg id; 0 is /proc/pressure/memory) at the end.
+    psi_final: Vec<crate::machine::psi::PsiMemory>,
+    /// Σ memory.current × time per memcg (page·ns) up to `usage_clock`, for the time-weighted
+    /// mean of memory.current.
+    usage_area: Vec<u128>,
+    usage_clock: u64,
+    /// memory.current of each memcg since `usage_clock`, and the machine's `usage_epoch` then.
+    usage_last: Vec<u64>,
+    usage_epoch: u64,
+    /// Attached agents, their logs, and each frame's last access time when one needs it.
+    agents: Vec<Box<dyn crate::agents::Agent>>,
+    agent_logs: Vec<crate::agents::AgentLog>,
+    access_ages: Vec<u64>,
 }
 
 /// Threads waiting at a barrier.
@@ -655,17 +677,217 @@ impl Engine {
             ),
             step_times: StepTimes::default(),
             sampler: None,
+            psi: None,
+            psi_marks: Vec::new(),
+            psi_final: Vec::new(),
+            usage_area: Vec::new(),
+            usage_clock: 0,
+            usage_last: Vec::new(),
+            usage_epoch: u64::MAX,
+            agents: Vec::new(),
+            agent_logs: Vec::new(),
+            access_ages: Vec::new(),
         };
+        e.psi_init(scn);
         let mut jitter = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x7374_6172_7420_6a69);
         for i in 0..e.threads.len() {
             let start = rand::Rng::random_range(&mut jitter, 0..TASK_START_JITTER_NS);
             e.threads[i].start = start;
             e.push_thread(i, start);
+            e.psi_wake(i, start);
         }
         if let Backend::Kernel { m, .. } = &mut e.backend {
             m.start_periodic_flusher();
         }
         e
+    }
+
+    /// Sets up PSI on a kernel backend: each thread a task on its CPU in its process's memcg,
+    /// and each node's kswapd a task in the root on the node's first CPU.
+    fn psi_init(&mut self, _scn: &Scenario) {
+        let Backend::Kernel { m, .. } = &self.backend else {
+            return;
+        };
+        let parents: Vec<Option<u16>> = m.memcgs.iter().map(|c| c.parent).collect();
+        let cpus = m.cfg.cpus.max(1) as usize;
+        let nr_cpus = self
+            .threads
+            .iter()
+            .map(|t| t.cpu as usize + 1)
+            .fold(cpus, usize::max);
+        let mut psi = crate::machine::psi::Psi::new(nr_cpus, &parents);
+        for t in &self.threads {
+            psi.add_task(t.cpu, m.procs[t.pid as usize].memcg);
+        }
+        let nodes = m.nodes.len().max(1);
+        for n in 0..nodes {
+            psi.add_task((n * cpus / nodes) as u32, 0);
+        }
+        self.psi = Some(Box::new(psi));
+    }
+
+    /// Thread `i` is awake (running) from `t`.
+    fn psi_wake(&mut self, i: usize, t: u64) {
+        if let Some(p) = self.psi.as_mut() {
+            p.set(t, i as u32, crate::machine::psi::TSK_RUNNING);
+        }
+    }
+
+    /// Thread `i` sleeps (not in I/O) from `t`.
+    fn psi_sleep(&mut self, i: usize, t: u64) {
+        if let Some(p) = self.psi.as_mut() {
+            p.set(t, i as u32, 0);
+        }
+    }
+
+    /// Hands the machine's log of thread `i`'s stalls and waits to PSI.
+    fn psi_take_marks(&mut self, i: usize) {
+        let (Some(p), Backend::Kernel { m, .. }) = (self.psi.as_mut(), &mut self.backend) else {
+            return;
+        };
+        m.psi_take_marks(&mut self.psi_marks);
+        for (at, flags) in self.psi_marks.drain(..) {
+            p.set(at, i as u32, crate::machine::psi::task_bits(flags));
+        }
+    }
+
+    /// Hands kswapd's runs (memory stalls from start to end) to PSI.
+    fn psi_take_kswapd(&mut self) {
+        let (Some(p), Backend::Kernel { m, .. }) = (self.psi.as_mut(), &mut self.backend) else {
+            return;
+        };
+        use crate::machine::psi::{TSK_MEMSTALL, TSK_MEMSTALL_RUNNING, TSK_RUNNING};
+        let first = self.threads.len() as u32;
+        for (node, start, end) in m.psi.kswapd.drain(..) {
+            let task = first + node as u32;
+            p.set(
+                start,
+                task,
+                TSK_MEMSTALL | TSK_RUNNING | TSK_MEMSTALL_RUNNING,
+            );
+            p.set(end, task, 0);
+        }
+    }
+
+    /// After an event at `t` that changed some memcg's memory.current (charges inside a task's
+    /// access count from the time of the event that made them), integrates the usage held
+    /// since the last change up to `t`. Events that changed nothing cost one comparison.
+    fn meter_usage(&mut self, t: u64) {
+        let Backend::Kernel { m, .. } = &self.backend else {
+            return;
+        };
+        if m.usage_epoch == self.usage_epoch {
+            return;
+        }
+        self.usage_epoch = m.usage_epoch;
+        let dt = t.saturating_sub(self.usage_clock) as u128;
+        self.usage_clock = self.usage_clock.max(t);
+        self.usage_area.resize(m.memcgs.len(), 0);
+        self.usage_last.resize(m.memcgs.len(), 0);
+        for ((a, last), c) in self
+            .usage_area
+            .iter_mut()
+            .zip(self.usage_last.iter_mut())
+            .zip(&m.memcgs)
+        {
+            *a += *last as u128 * dt;
+            *last = c.usage;
+        }
+    }
+
+    /// The time-weighted mean of memcg `mc`'s memory.current over the run (pages).
+    fn current_mean_pages(&self, mc: usize) -> f64 {
+        match self.usage_area.get(mc) {
+            Some(&a) if self.usage_clock > 0 => a as f64 / self.usage_clock as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// Reads every memcg's memory.pressure at the end of the run.
+    fn psi_finish(&mut self) {
+        self.psi_take_kswapd();
+        let end = self
+            .threads
+            .iter()
+            .filter(|t| !t.daemon)
+            .map(|t| t.finish)
+            .fold(self.now, u64::max);
+        // Close the integral at the end of the run.
+        self.usage_epoch = self.usage_epoch.wrapping_sub(1);
+        self.meter_usage(end);
+        if let Some(p) = self.psi.as_mut() {
+            let n = match &self.backend {
+                Backend::Kernel { m, .. } => m.memcgs.len(),
+                Backend::Textbook { .. } => 0,
+            };
+            self.psi_final = (0..n).map(|mc| p.show(mc as u16, end)).collect();
+        }
+    }
+
+    /// Builds the agents and queues their first wake-ups; lru-gen-age needs MGLRU.
+    fn start_agents(
+        &mut self,
+        spec: PolicySpec,
+        specs: &[crate::agents::AgentSpec],
+    ) -> Result<(), String> {
+        for (k, s) in specs.iter().enumerate() {
+            let agent = s.build()?;
+            let Backend::Kernel { m, pol } = &self.backend else {
+                return Err(format!(
+                    "--agent {}: {spec} is a textbook cache: no cgroups, PSI or lru_gen",
+                    s.name
+                ));
+            };
+            if s.name == "lru-gen-age" && pol.lru_gen_show(m, false).is_none() {
+                return Err(format!(
+                    "--agent lru-gen-age needs an mglru policy (not {spec})"
+                ));
+            }
+            if agent.needs_access_ages() && self.access_ages.is_empty() {
+                self.access_ages = vec![0; m.folios.len()];
+            }
+            self.push(agent.first_wake(), Ev::Agent(k as u32));
+            self.agents.push(agent);
+            self.agent_logs.push(crate::agents::AgentLog {
+                agent: s.to_string(),
+                ..Default::default()
+            });
+        }
+        Ok(())
+    }
+
+    /// An agent wakes at `t`, acts through the machine's interfaces, and sleeps again.
+    fn wake_agent(&mut self, k: usize, t: u64) {
+        let Backend::Kernel { m, pol } = &mut self.backend else {
+            return;
+        };
+        let mut sys = crate::agents::sys::MachineSys {
+            m,
+            pol: pol.as_mut(),
+            psi: self.psi.as_deref_mut(),
+            now: t,
+            ages: &self.access_ages,
+            spent_ns: 0,
+        };
+        let log = &mut self.agent_logs[k];
+        log.wakeups += 1;
+        let next = self.agents[k].wake(&mut sys, t, log);
+        if let Some(next) = next {
+            self.push(next.max(t + 1), Ev::Agent(k as u32));
+        }
+    }
+
+    /// Records the time of an access on the frame it left resident (DAMON's access ages).
+    fn note_access(&mut self, i: usize, page: PageRef, via: Via, t: u64) {
+        let Backend::Kernel { m, .. } = &self.backend else {
+            return;
+        };
+        let pid = self.threads[i].pid;
+        if let Some(pfn) = crate::agents::sys::resident_frame(m, pid, page, via) {
+            if let Some(a) = self.access_ages.get_mut(pfn) {
+                *a = t;
+            }
+        }
     }
 
     /// Queues the lru_gen samples and commands of the run options.
@@ -797,6 +1019,9 @@ impl Engine {
                 break;
             }
             self.now = t;
+            if let Some(p) = self.psi.as_mut() {
+                p.advance_to(t);
+            }
             if next_kthread == Some(t) {
                 let horizon = next_task.unwrap_or(u64::MAX);
                 if let Backend::Kernel { m, pol } = &mut self.backend {
@@ -827,9 +1052,12 @@ impl Engine {
                         }
                     }
                     Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
+                    Ev::Agent(k) => self.wake_agent(k as usize, t),
                 }
             }
             self.place_kthread_bursts();
+            self.psi_take_kswapd();
+            self.meter_usage(t);
             if opts.check_invariants {
                 self.check_sched()
                     .map_err(|e| format!("invariant broken at t={t}: {e}"))?;
@@ -859,6 +1087,15 @@ impl Engine {
     /// Runs a thread's next action at time `t` (or resumes the access it yielded in); returns
     /// true when the thread has finished.
     fn step_thread(&mut self, i: usize, t: u64) -> bool {
+        self.psi_wake(i, t);
+        let finished = self.step_thread_inner(i, t);
+        if finished {
+            self.psi_sleep(i, t);
+        }
+        finished
+    }
+
+    fn step_thread_inner(&mut self, i: usize, t: u64) -> bool {
         if let Some((page, op, via)) = self.threads[i].yielded_access {
             if !self.thread_process_dead(self.threads[i].pid) {
                 return self.run_access(i, t, page, op, via);
@@ -891,6 +1128,7 @@ impl Engine {
                     continue;
                 }
                 Action::Barrier { group, parties } => {
+                    self.psi_sleep(i, t);
                     self.arrive_at_barrier(i, t, group, parties);
                 }
                 Action::OpBegin => {
@@ -923,10 +1161,16 @@ impl Engine {
                     self.push_thread(i, t + ns);
                 }
                 Action::Sleep(ns) => {
+                    if ns > 0 {
+                        self.psi_sleep(i, t);
+                    }
                     self.step_times.sleep_ns += ns;
                     self.push_thread(i, t + ns);
                 }
                 Action::WaitUntil(at) => {
+                    if at > t {
+                        self.psi_sleep(i, t);
+                    }
                     self.step_times.sleep_ns += at.saturating_sub(t);
                     self.push_thread(i, at.max(t));
                 }
@@ -1115,7 +1359,12 @@ impl Engine {
         op: crate::access::Op,
         via: Via,
     ) -> bool {
-        match self.access(i, t, page, op, via) {
+        let end = self.access(i, t, page, op, via);
+        self.psi_take_marks(i);
+        if !self.access_ages.is_empty() {
+            self.note_access(i, page, via, t);
+        }
+        match end {
             AccessEnd::Done { hit, major, at } => {
                 self.threads[i].yielded_access = None;
                 let elapsed = at - self.threads[i].access_start;
@@ -1240,7 +1489,9 @@ impl Engine {
             }
         }
         self.step_times.add(&m.ctx.times);
-        m.ctx.elapsed
+        let elapsed = m.ctx.elapsed;
+        self.psi_take_marks(i);
+        elapsed
     }
 
     fn munmap(&mut self, i: usize, t: u64, start: u64, len: u64) -> u64 {
@@ -1252,7 +1503,9 @@ impl Engine {
                 // zap_pte_range over the range.
                 self.step_times.add(&m.ctx.times);
                 self.step_times.sys_ns += len * m.cfg.cost.zap_pte_ns;
-                m.ctx.elapsed + len * m.cfg.cost.zap_pte_ns
+                let elapsed = m.ctx.elapsed + len * m.cfg.cost.zap_pte_ns;
+                self.psi_take_marks(i);
+                elapsed
             }
             Backend::Textbook { cfg, .. } => {
                 self.step_times.sys_ns += len * cfg.cost.zap_pte_ns;
@@ -1441,7 +1694,7 @@ impl Engine {
             })
             .collect();
         let cpu = self.cpu_result();
-        let (vmstat, meminfo, memcgs, oom_kills, lru_gen) = match &self.backend {
+        let (vmstat, meminfo, mut memcgs, oom_kills, lru_gen) = match &self.backend {
             Backend::Kernel { m, pol } => (
                 vmstat_map(m, pol.as_ref()),
                 meminfo_map(m, pol.as_ref()),
@@ -1457,6 +1710,17 @@ impl Engine {
                 (v, BTreeMap::new(), Vec::new(), 0, None)
             }
         };
+        if let Backend::Kernel { m, .. } = &self.backend {
+            for r in memcgs.iter_mut() {
+                let Some(id) = m.memcg_by_path(&r.path) else {
+                    continue;
+                };
+                r.current_mean_pages = self.current_mean_pages(id as usize);
+                if let Some(p) = self.psi_final.get(id as usize) {
+                    r.psi.memory = *p;
+                }
+            }
+        }
         let policy = spec.to_string();
         let capacity_pages = match &self.backend {
             Backend::Kernel { m, .. } => kernel_capacity(scn, m),
@@ -1492,6 +1756,12 @@ impl Engine {
             requests: self.requests(scn),
             preemptions: self.preemptions,
             cpu,
+            psi: self
+                .psi_final
+                .first()
+                .map(|&memory| crate::machine::psi::PsiResult { memory }),
+            agents: self.agent_logs.clone(),
+            vs_no_agents: None,
             timeseries: None,
         }
     }
@@ -1651,6 +1921,8 @@ pub fn memcg_results(m: &Machine, pol: &dyn Policy) -> Vec<MemcgResult> {
                 swap_pages: mcg.swap_usage,
                 stat,
                 events,
+                peak_pages: mcg.peak,
+                ..Default::default()
             }
         })
         .collect()
@@ -1689,6 +1961,8 @@ pub struct MatrixOptions {
     pub lru_gen_schedule: Vec<(u64, String)>,
     /// As [`RunOptions::sample_ns`].
     pub sample_ns: Option<u64>,
+    /// As [`RunOptions::agents`].
+    pub agents: Vec<crate::agents::AgentSpec>,
 }
 
 /// (policy index, seed index, accesses done, accesses expected) as a run goes.
@@ -1777,6 +2051,7 @@ pub fn run_matrix_with(
                     lru_gen_sample_ns: opts.lru_gen_sample_ns,
                     lru_gen_schedule: opts.lru_gen_schedule.clone(),
                     sample_ns: opts.sample_ns,
+                    agents: opts.agents.clone(),
                 };
                 let r = run(scn, specs[p], &run_opts);
                 if let Some(f) = hooks.finished {

@@ -249,7 +249,9 @@ impl Machine {
     ) -> Option<Pfn> {
         self.count_fault(pid, true);
         let pfn = self.new_folio(pol, pid, Owner::Anon { pid, vma, index })?;
+        let read_start = self.now();
         self.swap_read();
+        let read_ns = self.now() - read_start;
         let memcg = self.folios[pfn as usize].memcg;
         self.count(memcg, Vm::Pswpin, 1);
         if !self.swap.is_synchronous() || self.kernel.counts_sync_swap_io_in_pgpg() {
@@ -267,6 +269,11 @@ impl Machine {
         if let Some(shadow) = shadow {
             pol.workingset_refault(self, pfn, shadow);
         }
+        // swap_read_folio (and folio_wait_bit_common for an asynchronous read): waiting for a
+        // workingset folio is a memory stall; a disk read sleeps in I/O, zram decompresses.
+        let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
+        let iowait = !self.swap.is_synchronous();
+        self.psi_wait(read_start, read_start + read_ns, workingset, iowait);
         self.folio_add_lru(pol, pfn);
         Some(pfn)
     }
@@ -329,6 +336,10 @@ impl Machine {
             let now = self.now();
             let done = self.file_dev.submit(now, 4096, false);
             self.spend_iowait(done - now);
+            // filemap_read_folio, folio_wait_bit_common: a workingset refault's read is a
+            // memory stall; any read sleeps in I/O.
+            let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
+            self.psi_wait(now, done, workingset, true);
             let memcg = self.folios[pfn as usize].memcg;
             self.count(memcg, Vm::Pgpgin, 4);
         }

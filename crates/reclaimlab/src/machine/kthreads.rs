@@ -192,6 +192,9 @@ impl Machine {
         let cpu_ns = self.ctx.times.cpu_ns();
         self.kthreads.cpu.kswapd_ns += cpu_ns;
         self.kthreads.cpu.bursts.push((at, cpu_ns, node));
+        // balance_pgdat runs between psi_memstall_enter and psi_memstall_leave.
+        let stalled_until = self.now();
+        self.psi.kswapd.push((node, at, stalled_until));
         if let super::vmscan::BalanceEnd::Preempted(st) = end {
             self.kthreads.kswapd_state[n] = Some(st);
             let now = self.now();

@@ -21,6 +21,8 @@ pub struct Memcg {
     pub min: u64,
     /// `memory.current` in pages (hierarchical: the page counter charges every ancestor).
     pub usage: u64,
+    /// `memory.peak`: the page counter's watermark, the highest `usage` so far (pages).
+    pub peak: u64,
     pub swap_usage: u64,
     /// Effective protection (`emin`, `elow`), computed during the reclaim walk.
     pub emin: u64,
@@ -52,6 +54,7 @@ impl Memcg {
             low: cfg.low,
             min: cfg.min,
             usage: 0,
+            peak: 0,
             swap_usage: 0,
             emin: 0,
             elow: 0,
@@ -122,6 +125,7 @@ impl Machine {
 
     /// `page_counter_uncharge` of one page.
     pub fn memcg_uncharge(&mut self, memcg: u16) {
+        self.usage_epoch += 1;
         self.memcgs[memcg as usize].local_pages -= 1;
         self.for_each_ancestor(memcg, |mc| mc.usage -= 1);
     }
@@ -135,7 +139,11 @@ impl Machine {
         }) {
             return Some(over);
         }
-        self.for_each_ancestor(memcg, |mc| mc.usage += nr);
+        self.usage_epoch += 1;
+        self.for_each_ancestor(memcg, |mc| {
+            mc.usage += nr;
+            mc.peak = mc.peak.max(mc.usage);
+        });
         self.memcgs[memcg as usize].local_pages += nr;
         None
     }
@@ -172,8 +180,11 @@ impl Machine {
             if !in_reclaim {
                 self.count_memcg(over, Vm::MemcgMax, 1);
             }
+            // try_charge_memcg: limit reclaim is a memory stall.
+            let stall = self.psi_memstall_enter();
             let reclaimed =
                 super::vmscan::try_to_free_mem_cgroup_pages(self, pol, over, nr, true, false, None);
+            self.psi_memstall_leave(stall);
             if self.ctx.yielded {
                 return self.charge_yield(memcg, retries, drained);
             }
@@ -256,7 +267,10 @@ impl Machine {
                 continue;
             }
             let ns = penalty * NS_PER_JIFFY;
+            // mem_cgroup_handle_over_high: the penalty sleep is a memory stall.
+            let stall = self.psi_memstall_enter();
             self.spend_throttled(ns);
+            self.psi_memstall_leave(stall);
             self.ctx.reclaim_ns += ns;
             self.count(memcg, Vm::ThrottleNs, ns);
             return;
@@ -272,8 +286,11 @@ impl Machine {
                 continue;
             }
             self.count_memcg(c, Vm::MemcgHigh, 1);
+            // reclaim_high: each level's reclaim is a memory stall.
+            let stall = self.psi_memstall_enter();
             reclaimed +=
                 super::vmscan::try_to_free_mem_cgroup_pages(self, pol, c, nr, true, false, None);
+            self.psi_memstall_leave(stall);
         }
         reclaimed
     }

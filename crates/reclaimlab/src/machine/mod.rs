@@ -18,6 +18,7 @@ pub mod lru_lock;
 pub mod memcg;
 pub mod memcg_walk;
 pub mod mm;
+pub mod psi;
 pub mod swap;
 pub mod vmscan;
 pub mod writeback;
@@ -406,6 +407,11 @@ pub struct Machine {
     pub kthreads: kthreads::Kthreads,
     /// The state a yielded access resumes from (taken and restored by the event engine).
     pub resume: Resume,
+    /// The current task's memory-stall and I/O-wait changes, and kswapd's runs (PSI).
+    pub psi: psi::PsiLog,
+    /// Bumped by every memcg charge and uncharge (the engine integrates memory.current only
+    /// after events that changed it).
+    pub usage_epoch: u64,
     /// Per-CPU `lru_add` and `lru_activate` batches.
     pub lru_add_batch: Vec<Vec<Pfn>>,
     pub lru_activate_batch: Vec<Vec<Pfn>>,
@@ -466,6 +472,8 @@ impl Machine {
             ctx: Ctx::default(),
             kthreads: Default::default(),
             resume: Resume::default(),
+            psi: Default::default(),
+            usage_epoch: 0,
             lru_add_batch: vec![Vec::with_capacity(32); ncpu],
             lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
             wb: writeback::WritebackState::default(),

@@ -410,7 +410,10 @@ pub fn try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, preferred: u8) -
     let mut sc =
         resumed_scan_control(m, None).unwrap_or_else(|| ScanControl::new(SWAP_CLUSTER_MAX, None));
     let _ = preferred;
+    // __alloc_pages_direct_reclaim: direct reclaim is a memory stall.
+    let stall = m.psi_memstall_enter();
     let r = do_try_to_free_pages(m, pol, &mut sc);
+    m.psi_memstall_leave(stall);
     let ns = m.ctx.elapsed - start;
     m.ctx.reclaim_ns += ns;
     m.vm.add(Vm::DirectReclaimNs, ns);

@@ -223,7 +223,10 @@ impl Machine {
             }
         };
         let pause = pause_of(&g).max(mdtc.as_ref().map_or(0, pause_of));
+        let start = self.now();
         self.spend_throttled(pause);
+        // io_schedule_timeout: an I/O wait, not a memory stall.
+        self.psi_wait(start, start + pause, false, true);
         self.vm.add(Vm::DirtyThrottleNs, pause);
     }
 
