@@ -508,6 +508,9 @@ fn run_engine(
         .sample_ns
         .filter(|&n| n > 0)
         .map(crate::timeseries::Sampler::new);
+    if engine.sampler.is_some() {
+        engine.psi = engine.psi.take().map(|p| Box::new(p.with_reader()));
+    }
     engine.start_agents(spec, &opts.agents)?;
     engine.run(opts)?;
     engine.psi_finish();
@@ -1531,7 +1534,7 @@ impl Engine {
 
     /// Every counter of the time series at simulated time `at`, read without changing the
     /// model: /proc/vmstat, each memcg's memory.current (bytes) and memory.stat, and MGLRU's
-    /// generation sizes. (PSI, once modelled: one more `c.group("psi", ...)` here.)
+    /// generation sizes, and PSI's stall totals (system-wide and per memcg).
     fn counters_at(&mut self, at: u64) -> crate::timeseries::Counters {
         let mut c = crate::timeseries::Counters::default();
         match &mut self.backend {
@@ -1563,6 +1566,23 @@ impl Engine {
                 m.ctx = saved;
                 if let Some(text) = lru_gen {
                     c.lru_gen_sizes(&text);
+                }
+                // memory.pressure of every memcg (the root's is /proc/pressure/memory), read
+                // from PSI's reader copy: psi_show collects and averages, which would change
+                // the run's own accounting if done on it at other times than the run does.
+                if let Some(psi) = self.psi.as_deref_mut() {
+                    for (id, mc) in m.memcgs.iter().enumerate().filter(|(_, mc)| mc.online) {
+                        let Some(p) = psi.read(id as u16, at) else {
+                            break;
+                        };
+                        let prefix = if id == 0 {
+                            "psi.memory".to_string()
+                        } else {
+                            format!("memcg.{}.memory.pressure", mc.path)
+                        };
+                        c.push(format!("{prefix}.some.total_us"), p.some.total_us);
+                        c.push(format!("{prefix}.full.total_us"), p.full.total_us);
+                    }
                 }
             }
             Backend::Textbook { cache, .. } => {

@@ -72,6 +72,21 @@ fn sampling_never_changes_a_run() {
             assert!(col(&format!("memcg.{}.memory.current", mc.path)).is_some());
             assert!(col(&format!("memcg.{}.memory.stat.anon", mc.path)).is_some());
         }
+        // PSI's stall totals never go down and end at most at the run's final totals.
+        let some = col("psi.memory.some.total_us").expect("psi sampled");
+        let full = col("psi.memory.full.total_us").expect("psi sampled");
+        let stall: Vec<(u64, u64)> = (0..ts.samples.len())
+            .map(|r| (ts.value(r, some).unwrap(), ts.value(r, full).unwrap()))
+            .collect();
+        assert!(stall
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+        assert!(
+            stall.iter().all(|&(s, f)| f <= s),
+            "full <= some: {stall:?}"
+        );
+        let psi = plain.psi.expect("a kernel policy reports PSI").memory;
+        assert!(stall.last().unwrap().0 <= psi.some.total_us);
         let gens = ts
             .columns
             .iter()

@@ -410,6 +410,10 @@ pub struct Psi {
     clock: u64,
     /// The earliest `work_at` of all groups (time, group), kept as they change.
     next_work: Option<(u64, usize)>,
+    /// A reader's copy, fed the same changes (`with_reader`): a time series reads it at its
+    /// sample times, so that reading (which collects, as `psi_show` does) never changes the
+    /// run's own accounting.
+    reader: Option<Box<Psi>>,
 }
 
 impl Psi {
@@ -426,7 +430,19 @@ impl Psi {
             seq: 0,
             clock: 0,
             next_work: None,
+            reader: None,
         }
+    }
+
+    /// Keeps a reader's copy: an exact copy now, fed every change from now on.
+    pub fn with_reader(mut self) -> Self {
+        self.reader = Some(Box::new(self.clone()));
+        self
+    }
+
+    /// memory.pressure of a memcg at `t` as the reader's copy shows it (None without one).
+    pub fn read(&mut self, memcg: u16, t: u64) -> Option<PsiMemory> {
+        self.reader.as_mut().map(|r| r.show(memcg, t))
     }
 
     fn update_next_work(&mut self) {
@@ -440,6 +456,9 @@ impl Psi {
 
     /// Adds a task on `cpu` in `memcg` (idle until its first change); returns its id.
     pub fn add_task(&mut self, cpu: u32, memcg: u16) -> u32 {
+        if let Some(r) = self.reader.as_mut() {
+            r.add_task(cpu, memcg);
+        }
         let mut groups = Vec::new();
         let mut cur = Some(memcg);
         while let Some(c) = cur {
@@ -458,6 +477,9 @@ impl Psi {
 
     /// From `at` on, task `task` has the `TSK_*` bits `bits` (0: asleep, not in I/O).
     pub fn set(&mut self, at: u64, task: u32, bits: u8) {
+        if let Some(r) = self.reader.as_mut() {
+            r.set(at, task, bits);
+        }
         let tk = &mut self.tasks[task as usize];
         if tk.last_set.1 == bits {
             return;
@@ -476,6 +498,9 @@ impl Psi {
     /// Applies the changes and runs the averaging work due by `t`, in time order. The engine
     /// calls it with its clock: no change is logged at an earlier time after that.
     pub fn advance_to(&mut self, t: u64) {
+        if let Some(r) = self.reader.as_mut() {
+            r.advance_to(t);
+        }
         loop {
             let next_change = self.pending.peek().map(|Reverse(r)| r.0);
             let next_work = self.next_work;
