@@ -27,6 +27,10 @@ def test_run_is_the_cli_run_as_a_dataframe():
     assert row["memcg./limited.memory.events.max"] == limited["events"]["max"]
     assert row["latency.p99_ns"] == r.json["latency"]["p99_ns"]
     assert row["hit_ratio"] == r.json["hit_ratio"]
+    # CPU time and memory PSI are columns too.
+    assert row["cpu.sys_ns"] == r.json["cpu"]["sys_ns"] > 0
+    assert row["cpu.runqueue_wait_ns"] == r.json["cpu"]["runqueue_wait_ns"]
+    assert row["psi.memory.some.total_us"] == r.json["psi"]["memory"]["some"]["total_us"]
     assert r.timeseries is None
     # The same run as the command line's, byte for byte.
     cli = json.loads(reclaimlab.cli("run", "memcg-limit", "--policy", "mglru:7.2",
@@ -44,6 +48,9 @@ def test_run_with_sample_ms_has_a_timeseries_and_the_same_result():
     assert "memcg./limited.memory.current" in ts.columns
     assert "lru_gen./limited.node0.gen0.file_pages" in ts.columns
     assert ts["vmstat.pgfault"].is_monotonic_increasing
+    assert ts["psi.memory.some.total_us"].is_monotonic_increasing
+    assert (ts["psi.memory.full.total_us"] <= ts["psi.memory.some.total_us"]).all()
+    assert "memcg./limited.memory.pressure.some.total_us" in ts.columns
     assert ts["memcg./limited.memory.current"].max() <= plain.df["memcg./limited.memory.max"][0]
     sampled = dict(r.json)
     del sampled["timeseries"]
