@@ -6,17 +6,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn reclaimlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_reclaimlab"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run reclaimlab")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
+mod common;
+use common::{reclaimlab, rows, stderr};
 
 /// `n` in "reused n of total runs from the store ...", or 0 when no such line was printed.
 fn reused(o: &Output, total: usize) -> usize {
@@ -28,18 +19,6 @@ fn reused(o: &Output, total: usize) -> usize {
     assert_eq!(words[2..4], ["of", &total.to_string()], "{line}");
     assert!(line.contains("runs from the store "), "{line}");
     words[1].parse().expect("a count")
-}
-
-/// Rows in the store, read as another process would, while the writer may be running.
-fn rows(store: &Path) -> Option<i64> {
-    let conn = rusqlite::Connection::open_with_flags(
-        store,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .ok()?;
-    conn.busy_timeout(Duration::from_secs(5)).ok()?;
-    conn.query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
-        .ok()
 }
 
 fn integrity_ok(store: &Path) {

@@ -6,28 +6,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn reclaimlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_reclaimlab"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run reclaimlab")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn rows(store: &Path) -> Option<i64> {
-    let conn = rusqlite::Connection::open_with_flags(
-        store,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .ok()?;
-    conn.busy_timeout(Duration::from_secs(5)).ok()?;
-    conn.query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
-        .ok()
-}
+mod common;
+use common::{reclaimlab, rows, stderr};
 
 /// 2 policies x 2 memory.max x 3 seeds of file-anon-mix-mini at 1/4: 12 runs of ~0.2 s.
 const GRID: &str = r#"

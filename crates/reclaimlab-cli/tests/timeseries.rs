@@ -1,15 +1,8 @@
 //! `--sample-ms` and `--timeseries`: CSV and JSON lines written atomically, the result's JSON
 //! unchanged but for `timeseries`, and the options that would do nothing refused.
 
-use std::process::{Command, Output, Stdio};
-
-fn reclaimlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_reclaimlab"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run reclaimlab")
-}
+mod common;
+use common::reclaimlab;
 
 const RUN: &[&str] = &[
     "run",
