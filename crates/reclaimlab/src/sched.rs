@@ -281,7 +281,7 @@ impl Sched {
     }
 
     /// A task ran a step on `cpu` from `t` with `cpu_ns` of CPU time; `runnable` if it goes on
-    /// at once (no off-CPU time). Returns a dispatch to queue if the CPU frees with tasks
+    /// at once (no off-CPU time; a task that finished or was killed is not). Returns a dispatch to queue if the CPU frees with tasks
     /// waiting (here or, for an idle balance, elsewhere).
     pub fn ran(&mut self, task: u32, cpu: u32, t: u64, cpu_ns: u64, runnable: bool) -> Option<u64> {
         let nr = self.cpus[cpu as usize].queue.len() as u64 + 1;
@@ -301,22 +301,11 @@ impl Sched {
             return None;
         }
         let busy_until = c.busy_until;
-        let others_wait = self.nr_waiting > 0;
-        if others_wait {
+        if self.nr_waiting > 0 {
             self.arm(cpu, busy_until)
         } else {
             None
         }
-    }
-
-    /// A task finished or was killed on `cpu`: it no longer continues there.
-    pub fn exit(&mut self, task: u32, cpu: u32, t: u64) -> Option<u64> {
-        let c = &mut self.cpus[cpu as usize];
-        if c.curr == Some(task) {
-            c.curr_continues = false;
-        }
-        let others_wait = self.nr_waiting > 0;
-        others_wait.then(|| self.arm(cpu, t)).flatten()
     }
 
     /// A kernel thread of `node` ran `ns` of CPU from `start`: on an idle CPU of its node if

@@ -10,7 +10,7 @@
 //! --max-size 100 GiB. oomd's Senpai plugin and systemd-oomd's memory.high mode follow the
 //! same law.
 
-use super::senpai::{backoff_adjustment, probe_adjustment};
+use super::senpai::{backoff_adjustment, probe_adjustment, ProbeSettings};
 use super::{managed_cgroups, Agent, AgentLog, AgentSys, Params, NS_PER_S};
 
 const TICK_NS: u64 = NS_PER_S;
@@ -26,13 +26,9 @@ struct State {
 
 pub struct MemoryHigh {
     cgroup: Option<String>,
-    interval: u64,
-    pressure_us: f64,
-    max_probe: f64,
+    probe: ProbeSettings,
     max_backoff: f64,
-    coeff_probe: f64,
     coeff_backoff: f64,
-    min_size: u64,
     max_size: u64,
     states: Option<Vec<State>>,
 }
@@ -41,26 +37,22 @@ impl MemoryHigh {
     pub fn new(p: &mut Params) -> Result<Self, String> {
         let s = MemoryHigh {
             cgroup: p.cgroup()?,
-            interval: p.u64("interval", 6, 1)?,
-            pressure_us: p.f64("pressure", 10_000.0, 0.0)?,
-            max_probe: p.f64("max_probe", 0.01, 0.0)?,
+            probe: ProbeSettings::parse(p)?,
             max_backoff: p.f64("max_backoff", 1.0, 0.0)?,
-            coeff_probe: p.f64("coeff_probe", 10.0, 0.0)?,
             coeff_backoff: p.f64("coeff_backoff", 20.0, 0.0)?,
-            min_size: p.bytes("min_size", 100 << 20)?,
             max_size: p.bytes("max_size", 100 << 30)?,
             states: None,
         };
         if s.cgroup.as_deref() == Some("/") {
             return Err(p.refuse("the root cgroup has no memory.high"));
         }
-        if s.max_probe == 0.0 || s.coeff_probe == 0.0 {
+        if s.probe.max_probe == 0.0 || s.probe.coeff_probe == 0.0 {
             return Err(p.refuse("max_probe=0 or coeff_probe=0 never tightens memory.high"));
         }
-        if s.pressure_us == 0.0 || s.coeff_backoff == 0.0 {
+        if s.probe.pressure_us == 0.0 || s.coeff_backoff == 0.0 {
             return Err(p.refuse("pressure=0 or coeff_backoff=0 is a division by zero"));
         }
-        if s.min_size > s.max_size {
+        if s.probe.min_size > s.max_size {
             return Err(p.refuse("min_size above max_size"));
         }
         Ok(s)
@@ -78,7 +70,7 @@ impl MemoryHigh {
         if sys.memory_high(&st.path) != st.limit || want.is_none() {
             limit = sys.memory_current(&st.path).unwrap_or(0);
         }
-        let limit = limit.clamp(self.min_size, self.max_size) & !4095;
+        let limit = limit.clamp(self.probe.min_size, self.max_size) & !4095;
         st.limit = Some(limit);
         log.memory_high_writes += 1;
         if sys.set_memory_high(&st.path, limit).is_err() {
@@ -116,7 +108,7 @@ impl Agent for MemoryHigh {
                     limit: None,
                     last_total: None,
                     integral: 0,
-                    grace_ticks: self.interval,
+                    grace_ticks: self.probe.interval,
                 })
                 .collect();
             for st in &mut states {
@@ -134,15 +126,15 @@ impl Agent for MemoryHigh {
             let total = psi.some.total_us;
             st.integral += total - st.last_total.unwrap_or(total);
             st.last_total = Some(total);
-            if st.integral as f64 > self.pressure_us {
+            if st.integral as f64 > self.probe.pressure_us {
                 let adj = backoff_adjustment(
-                    self.pressure_us,
+                    self.probe.pressure_us,
                     st.integral as f64,
                     self.coeff_backoff,
                     self.max_backoff,
                 );
                 self.adjust(st, sys, adj, log);
-                st.grace_ticks = self.interval - 1;
+                st.grace_ticks = self.probe.interval - 1;
                 continue;
             }
             if st.grace_ticks > 0 {
@@ -150,13 +142,13 @@ impl Agent for MemoryHigh {
                 continue;
             }
             let adj = probe_adjustment(
-                self.pressure_us,
+                self.probe.pressure_us,
                 st.integral as f64,
-                self.coeff_probe,
-                self.max_probe,
+                self.probe.coeff_probe,
+                self.probe.max_probe,
             );
             self.adjust(st, sys, -adj, log);
-            st.grace_ticks = self.interval - 1;
+            st.grace_ticks = self.probe.interval - 1;
         }
         self.states = Some(states);
         Some(now + TICK_NS)

@@ -25,6 +25,32 @@ pub fn backoff_adjustment(pressure_us: f64, integral_us: f64, coeff: f64, max: f
     ((err / coeff).powi(2) * max).min(max)
 }
 
+/// The settings both of senpai.py's controllers have, with its argparse defaults
+/// (`senpai` here, and `memory-high`).
+#[derive(Clone, Copy, Debug)]
+pub struct ProbeSettings {
+    /// Ticks between probes (`--interval`).
+    pub interval: u64,
+    /// Target stall per interval, µs (`--pressure`).
+    pub pressure_us: f64,
+    pub max_probe: f64,
+    pub coeff_probe: f64,
+    /// Never below this (`--min-size`), bytes.
+    pub min_size: u64,
+}
+
+impl ProbeSettings {
+    pub fn parse(p: &mut Params) -> Result<Self, String> {
+        Ok(ProbeSettings {
+            interval: p.u64("interval", 6, 1)?,
+            pressure_us: p.f64("pressure", 10_000.0, 0.0)?,
+            max_probe: p.f64("max_probe", 0.01, 0.0)?,
+            coeff_probe: p.f64("coeff_probe", 10.0, 0.0)?,
+            min_size: p.bytes("min_size", 100 << 20)?,
+        })
+    }
+}
+
 /// Per-cgroup controller state (senpai.py's `Senpai` object).
 #[derive(Clone, Debug)]
 struct State {
@@ -36,11 +62,7 @@ struct State {
 
 pub struct Senpai {
     cgroup: Option<String>,
-    interval: u64,
-    pressure_us: f64,
-    max_probe: f64,
-    coeff_probe: f64,
-    min_size: u64,
+    probe: ProbeSettings,
     states: Option<Vec<State>>,
 }
 
@@ -48,17 +70,13 @@ impl Senpai {
     pub fn new(p: &mut Params) -> Result<Self, String> {
         let s = Senpai {
             cgroup: p.cgroup()?,
-            interval: p.u64("interval", 6, 1)?,
-            pressure_us: p.f64("pressure", 10_000.0, 0.0)?,
-            max_probe: p.f64("max_probe", 0.01, 0.0)?,
-            coeff_probe: p.f64("coeff_probe", 10.0, 0.0)?,
-            min_size: p.bytes("min_size", 100 << 20)?,
+            probe: ProbeSettings::parse(p)?,
             states: None,
         };
-        if s.max_probe == 0.0 || s.coeff_probe == 0.0 {
+        if s.probe.max_probe == 0.0 || s.probe.coeff_probe == 0.0 {
             return Err(p.refuse("max_probe=0 or coeff_probe=0 never reclaims anything"));
         }
-        if s.pressure_us == 0.0 {
+        if s.probe.pressure_us == 0.0 {
             return Err(p.refuse("pressure=0: any stall stops it, it would never probe"));
         }
         Ok(s)
@@ -71,6 +89,7 @@ impl Agent for Senpai {
     }
 
     fn wake(&mut self, sys: &mut dyn AgentSys, now: u64, log: &mut AgentLog) -> Option<u64> {
+        let pr = self.probe;
         let states = self.states.get_or_insert_with(|| {
             managed_cgroups(sys, &self.cgroup, true)
                 .into_iter()
@@ -78,7 +97,7 @@ impl Agent for Senpai {
                     path,
                     last_total: None,
                     integral: 0,
-                    grace_ticks: self.interval,
+                    grace_ticks: pr.interval,
                 })
                 .collect()
         });
@@ -90,10 +109,10 @@ impl Agent for Senpai {
             let delta = total - st.last_total.unwrap_or(total);
             st.last_total = Some(total);
             st.integral += delta;
-            if st.integral as f64 > self.pressure_us {
+            if st.integral as f64 > pr.pressure_us {
                 // Backing off means letting memory.high go up; reclaim has nothing to undo.
                 st.integral = 0;
-                st.grace_ticks = self.interval - 1;
+                st.grace_ticks = pr.interval - 1;
                 continue;
             }
             if st.grace_ticks > 0 {
@@ -101,13 +120,13 @@ impl Agent for Senpai {
                 continue;
             }
             let adj = probe_adjustment(
-                self.pressure_us,
+                pr.pressure_us,
                 st.integral as f64,
-                self.coeff_probe,
-                self.max_probe,
+                pr.coeff_probe,
+                pr.max_probe,
             );
             let current = sys.memory_current(&st.path).unwrap_or(0);
-            let amount = ((current as f64 * adj) as u64).min(current.saturating_sub(self.min_size));
+            let amount = ((current as f64 * adj) as u64).min(current.saturating_sub(pr.min_size));
             if amount >= 4096 {
                 log.reclaim_requests += 1;
                 log.reclaim_requested_bytes += amount;
@@ -116,7 +135,7 @@ impl Agent for Senpai {
                 }
             }
             st.integral = 0;
-            st.grace_ticks = self.interval - 1;
+            st.grace_ticks = pr.interval - 1;
         }
         Some(now + TICK_NS)
     }
