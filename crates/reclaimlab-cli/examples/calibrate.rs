@@ -1,7 +1,8 @@
 //! Measures, on the machine it runs on, what the model's CPU costs stand for (docs/model.md §3,
 //! "measured here"): the real kernel's per-page cost of an anonymous write fault, of unmapping
 //! and freeing a page, of reclaiming a mapped clean page-cache page (MADV_PAGEOUT: isolation,
-//! `try_to_unmap`, `__remove_mapping`, free) and of a cached `pread` of 4 KiB.
+//! `try_to_unmap`, `__remove_mapping`, free), of a cached `pread` of 4 KiB, and of each page
+//! fault-around maps beside the faulting one (`filemap_map_pages`).
 //!
 //! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
 //! measurement; 5 repetitions, the median is printed). Times are wall-clock on this host: use
@@ -125,6 +126,52 @@ fn cached_pread(file: &std::fs::File, len: usize) -> f64 {
     t.elapsed().as_nanos() as f64 / (len / PAGE) as f64
 }
 
+/// A tmpfs file of `len` bytes (/dev/shm: order-0 folios, unlike ext4's large ones) holding
+/// either every page or only the first page of each 16-page fault-around window.
+fn shm_file(len: usize, sparse: bool) -> std::fs::File {
+    let path = std::path::Path::new("/dev/shm").join(format!("calibrate-{sparse}.dat"));
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .expect("create in /dev/shm");
+    std::fs::remove_file(&path).expect("unlink");
+    f.set_len(len as u64).expect("truncate");
+    let page = vec![7u8; PAGE];
+    for off in (0..len).step_by(PAGE) {
+        if !sparse || off % (16 * PAGE) == 0 {
+            f.write_all_at(&page, off as u64).expect("write");
+        }
+    }
+    f
+}
+
+/// ns per read fault on the first page of each 16-page window of a mapping of `file`.
+fn window_faults(file: &std::fs::File, len: usize) -> f64 {
+    let p = map(len, Some(file.as_raw_fd()));
+    let mut sum = 0u64;
+    let t = Instant::now();
+    for off in (0..len).step_by(16 * PAGE) {
+        // SAFETY: `off` is inside the mapping.
+        sum += unsafe { p.add(off).read_volatile() } as u64;
+    }
+    let ns = t.elapsed().as_nanos() as f64 / (len / (16 * PAGE)) as f64;
+    std::hint::black_box(sum);
+    unmap(p, len);
+    ns
+}
+
+/// ns per extra page that fault-around (fault_around_bytes 64 KiB, the default) maps: faults
+/// whose window is fully cached (16 pages mapped) against faults whose window holds only the
+/// faulting page, divided by the 15 extra pages.
+fn fault_around_per_page(len: usize) -> f64 {
+    let full = shm_file(len, false);
+    let sparse = shm_file(len, true);
+    (window_faults(&full, len) - window_faults(&sparse, len)) / 15.0
+}
+
 fn main() {
     let mib: usize = std::env::args()
         .nth(1)
@@ -137,7 +184,9 @@ fn main() {
     let mut zap = Vec::new();
     let mut out = Vec::new();
     let mut read = Vec::new();
+    let mut around = Vec::new();
     for _ in 0..reps {
+        around.push(fault_around_per_page(len));
         let (f, z) = anon_fault_and_zap(len);
         fault.push(f);
         zap.push(z);
@@ -166,5 +215,9 @@ fn main() {
     println!(
         "  pread of a cached 4 KiB page                     {:8.0} ns",
         median(read)
+    );
+    println!(
+        "  fault-around, each neighbour mapped (tmpfs)      {:8.0} ns",
+        median(around)
     );
 }

@@ -315,6 +315,12 @@ struct WorkloadArgs {
     /// vm.swappiness (0-200).
     #[arg(long)]
     swappiness: Option<u32>,
+    /// The file device's queue/read_ahead_kb [default: 128]; 0 turns readahead off.
+    #[arg(long, value_name = "KB")]
+    read_ahead_kb: Option<u32>,
+    /// /sys/kernel/debug/fault_around_bytes [default: 65536]; 4096 turns fault-around off.
+    #[arg(long, value_name = "BYTES")]
+    fault_around_bytes: Option<u64>,
     /// Simulated CPUs [default: the scenario's machine; 1 for a trace replay]. Threads share
     /// them with kswapd and the flusher (docs/model.md, "CPUs").
     #[arg(long, value_name = "N")]
@@ -557,6 +563,12 @@ fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     if let Some(s) = w.swappiness {
         scn.machine.swappiness = s;
     }
+    if let Some(kb) = w.read_ahead_kb {
+        scn.machine.read_ahead_kb = kb;
+    }
+    if let Some(b) = w.fault_around_bytes {
+        scn.machine.fault_around_bytes = b;
+    }
     if let Some(n) = w.cpus {
         scn.set_cpus(n)?;
     }
@@ -756,6 +768,8 @@ fn check_workload_options(w: &WorkloadArgs, specs: &[PolicySpec]) -> Result<(), 
     if specs.iter().all(|s| s.kernel().is_none()) {
         let kernel_only = [
             ("--swappiness", w.swappiness.is_some()),
+            ("--read-ahead-kb", w.read_ahead_kb.is_some()),
+            ("--fault-around-bytes", w.fault_around_bytes.is_some()),
             ("--check", w.check),
         ];
         if let Some((opt, _)) = kernel_only.iter().find(|(_, given)| *given) {
@@ -1772,6 +1786,8 @@ fn options_fingerprint(
         "swap": w.swap,
         "device": w.device,
         "swappiness": w.swappiness,
+        "read_ahead_kb": w.read_ahead_kb,
+        "fault_around_bytes": w.fault_around_bytes,
         "cpus": w.cpus,
         "cost": w.cost,
         "enabled": w.enabled,

@@ -111,7 +111,8 @@ pub fn sizing(spec: &MachineSpec, reports: &[GuestReport]) -> Result<Sizing, Str
 
 /// The model's machine for a workload and sizing.
 pub fn machine(spec: &MachineSpec, sizing: &Sizing, header: &TraceHeader) -> MachineConfig {
-    let mut m = MachineConfig::simple(sizing.mem_pages.max(256));
+    // The guest turns readahead and fault-around off (guest.rs); so does the model.
+    let mut m = MachineConfig::simple(sizing.mem_pages.max(256)).one_page_per_fault();
     m.cpus = 1;
     m.min_free_kbytes = sizing.min_free_kbytes;
     m.swappiness = spec.swappiness;

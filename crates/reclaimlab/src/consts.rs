@@ -35,6 +35,13 @@ pub const MIN_NODE_PAGES: u64 = 256;
 pub const MAX_SIM_NS: u64 = 1 << 62;
 /// The largest `--cache-pages` (8 TiB): page frame numbers are 32-bit.
 pub const MAX_CACHE_PAGES: u64 = 1 << 31;
+/// `VM_READAHEAD_PAGES` × 4 (include/linux/mm.h: SZ_128K): a block device's default
+/// `queue/read_ahead_kb`, which becomes `bdi->ra_pages` and each open file's `f_ra.ra_pages`.
+pub const VM_READAHEAD_KB: u32 = 128;
+/// The default of /sys/kernel/debug/fault_around_bytes (mm/memory.c: 64 KiB, 16 pages).
+pub const DEFAULT_FAULT_AROUND_BYTES: u64 = 65_536;
+/// `MMAP_LOTSAMISS` (mm/filemap.c): past this many mmap misses in a file, read-around stops.
+pub const MMAP_LOTSAMISS: u32 = 100;
 /// `vm_dirty_ratio` (%).
 pub const VM_DIRTY_RATIO: u64 = 20;
 /// `dirty_background_ratio` (%).
@@ -233,6 +240,15 @@ impl Kernel {
     /// pgpgin/pgpgout. In v6.1 `swap_readpage`/`__swap_writepage` call `bdev_read_page`/
     /// `bdev_write_page` (zram's `rw_page`), which count only pswpin/pswpout.
     pub fn counts_sync_swap_io_in_pgpg(self) -> bool {
+        self >= Kernel::V6_12
+    }
+    /// Readahead as reworked between v6.2 and v6.12: `page_cache_sync_ra` and
+    /// `page_cache_async_ra` each decide for themselves (no `ondemand_readahead`; the sync
+    /// path's initial async size is half the window when the request fills it, and it no
+    /// longer merges a self-hit marker), `page_cache_next_miss` reports "no gap" outside the
+    /// range, `page_cache_ra_unbounded` stops at a failed charge, and fault-around's
+    /// `mmap_miss` credit skips workingset folios.
+    pub fn readahead_v6_12(self) -> bool {
         self >= Kernel::V6_12
     }
     /// memory.reclaim takes `swappiness=` (v6.12).

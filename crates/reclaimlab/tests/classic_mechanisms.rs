@@ -26,8 +26,10 @@ use reclaimlab::policy::Policy;
 // Helpers
 // ------------------------------------------------------------------------------------------
 
+/// A machine with one page per fault (no readahead or fault-around: tests/readahead.rs covers
+/// those), so that each test sees the pages it touches and no others.
 fn build(cfg: MachineConfig) -> (Machine, Classic) {
-    let m = Machine::new(cfg).expect("valid machine");
+    let m = Machine::new(cfg.one_page_per_fault()).expect("valid machine");
     let pol = Classic::new(&m);
     (m, pol)
 }

@@ -63,7 +63,8 @@ fn rig_cfg(spec: &str, enabled: u32, mut mc: MachineConfig) -> Rig {
     let mut cfg = mglru_cfg(spec);
     cfg.enabled = enabled;
     mc.kernel = cfg.kernel;
-    let m = Machine::new(mc).expect("valid machine");
+    // One page per fault: tests/readahead.rs covers readahead and fault-around.
+    let m = Machine::new(mc.one_page_per_fault()).expect("valid machine");
     let p = Mglru::new(&m, cfg);
     Rig { m, p }
 }
@@ -1112,8 +1113,10 @@ fn page_table_walks_promote_mapped_hot_pages_before_eviction() {
     // so fewer hot folios reach the oldest generation and get isolated, to be rescued only by
     // the rmap check there (kswapd scans ~7% less over seeds); without it the walk statistics
     // stay zero and the outcome differs. (Misses barely move: look-around and the rmap check
-    // at eviction rescue most hot mapped folios either way.)
-    let scn = micro::builtin("mmap-zipf", 0.25).unwrap();
+    // at eviction rescue most hot mapped folios either way.) One page per fault: read-around
+    // fills memory with cold neighbours whose eviction would drown the difference.
+    let mut scn = micro::builtin("mmap-zipf", 0.25).unwrap();
+    scn.machine = scn.machine.one_page_per_fault();
     let run = |enabled: u32, seed: u64| {
         let mut cfg = mglru_cfg("mglru:7.2");
         cfg.enabled = enabled;
@@ -1187,7 +1190,8 @@ fn ttl_scenario(think_ns: u64) -> Scenario {
         mmaps,
     };
     let (anon, loop_pages) = (6000, 12000);
-    let mut mc = MachineConfig::simple(16384);
+    // One page per fault: the reader's pace is set by its faults, which read-around would batch.
+    let mut mc = MachineConfig::simple(16384).one_page_per_fault();
     mc.cpus = 2;
     let hog = Phase {
         write_pct: 100,

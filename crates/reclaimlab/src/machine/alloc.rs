@@ -89,6 +89,29 @@ impl Machine {
         p
     }
 
+    /// `__alloc_pages` with `__GFP_NORETRY` (readahead's `readahead_gfp_mask`): the fast path,
+    /// then one round of the slow path (wake kswapd, min watermark, one direct reclaim, min
+    /// again) and no retries or OOM kill. The caller has yields turned off.
+    pub fn alloc_page_noretry(&mut self, pol: &mut dyn Policy, preferred: u8) -> Option<Pfn> {
+        self.spend_sys(self.cfg.cost.alloc_page_ns);
+        let page = self
+            .get_page_from_freelist(preferred, Wmark::Low)
+            .or_else(|| {
+                for n in 0..self.nodes.len() as u8 {
+                    self.wakeup_kswapd(n);
+                }
+                self.get_page_from_freelist(preferred, Wmark::Min)
+            })
+            .or_else(|| {
+                super::vmscan::try_to_free_pages(self, pol, preferred);
+                self.get_page_from_freelist(preferred, Wmark::Min)
+            });
+        if page.is_some() {
+            self.vm.add(Vm::PgAlloc, 1);
+        }
+        page
+    }
+
     fn alloc_slowpath(&mut self, pol: &mut dyn Policy, preferred: u8) -> Option<Pfn> {
         let mut no_progress_loops = self.resume.slowpath.take().unwrap_or(0);
         loop {

@@ -40,6 +40,9 @@ pub struct CostProfile {
     /// Starting writeback of one dirty page-cache folio: `->writepages` adding it to a bio and
     /// `submit_bio` (the flusher's CPU per page; also reclaim's `pageout`).
     pub writeback_page_ns: u64,
+    /// Mapping one more cached page during fault-around (`filemap_map_pages`: the xarray step,
+    /// folio lock and reference, `set_pte_range`, the file rmap and counters).
+    pub fault_around_page_ns: u64,
 }
 
 impl Default for CostProfile {
@@ -58,6 +61,7 @@ impl Default for CostProfile {
             fd_syscall_ns: 1_000,
             lru_lock_hold_ns: 50,
             writeback_page_ns: 1_000,
+            fault_around_page_ns: 164,
         }
     }
 }
@@ -176,6 +180,14 @@ impl MemcgConfig {
     }
 }
 
+fn default_read_ahead_kb() -> u32 {
+    VM_READAHEAD_KB
+}
+
+fn default_fault_around_bytes() -> u64 {
+    DEFAULT_FAULT_AROUND_BYTES
+}
+
 /// The whole machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MachineConfig {
@@ -190,6 +202,13 @@ pub struct MachineConfig {
     /// `min_free_kbytes`; None = the kernel's default for this memory size.
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: u64,
+    /// The file device's `queue/read_ahead_kb` (`bdi->ra_pages` × 4; 0 turns readahead off).
+    #[serde(default = "default_read_ahead_kb")]
+    pub read_ahead_kb: u32,
+    /// /sys/kernel/debug/fault_around_bytes (rounded down to a power of two, at least a page,
+    /// as the kernel's setter does; 4096 turns fault-around off).
+    #[serde(default = "default_fault_around_bytes")]
+    pub fault_around_bytes: u64,
     pub dirty_ratio: u64,
     pub dirty_background_ratio: u64,
     pub memcgs: Vec<MemcgConfig>,
@@ -213,12 +232,22 @@ impl MachineConfig {
             swappiness: DEFAULT_SWAPPINESS,
             min_free_kbytes: None,
             watermark_scale_factor: WATERMARK_SCALE_FACTOR,
+            read_ahead_kb: VM_READAHEAD_KB,
+            fault_around_bytes: DEFAULT_FAULT_AROUND_BYTES,
             dirty_ratio: VM_DIRTY_RATIO,
             dirty_background_ratio: DIRTY_BACKGROUND_RATIO,
             memcgs: Vec::new(),
             cost: CostProfile::default(),
             cache_pages: None,
         }
+    }
+
+    /// Readahead and fault-around off (`read_ahead_kb` 0, `fault_around_bytes` 4096): one
+    /// page per fault, as the validation guests run (and as mechanism tests want it).
+    pub fn one_page_per_fault(mut self) -> Self {
+        self.read_ahead_kb = 0;
+        self.fault_around_bytes = 4096;
+        self
     }
 
     /// `__setup_per_zone_wmarks` for one zone per node: each node's watermarks.
@@ -307,6 +336,22 @@ impl MachineConfig {
         }
         if self.dirty_ratio == 0 || self.dirty_ratio > 100 || self.dirty_background_ratio > 100 {
             return Err("dirty ratios must be percentages, dirty_ratio > 0".into());
+        }
+        if self.fault_around_bytes < 4096 || !self.fault_around_bytes.is_power_of_two() {
+            return Err(format!(
+                "fault_around_bytes {} is not a power of two of at least 4096 (the kernel's \
+                 setter rounds it down to one)",
+                self.fault_around_bytes
+            ));
+        }
+        if self.fault_around_bytes > 512 * 4096 {
+            return Err("fault_around_bytes is at most one page table (2 MiB)".into());
+        }
+        if !self.read_ahead_kb.is_multiple_of(4) || self.read_ahead_kb > 1 << 20 {
+            return Err(format!(
+                "read_ahead_kb {} is not a multiple of 4 up to 1 GiB",
+                self.read_ahead_kb
+            ));
         }
         if self.watermark_scale_factor == 0 || self.watermark_scale_factor > 3000 {
             return Err("watermark_scale_factor must be in 1..=3000".into());

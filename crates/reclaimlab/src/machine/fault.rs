@@ -84,7 +84,7 @@ impl Machine {
     }
 
     /// The node new pages of the current CPU come from (`numa_node_id`).
-    fn local_node(&self) -> u8 {
+    pub(super) fn local_node(&self) -> u8 {
         (self.ctx.cpu as usize * self.nodes.len() / self.cfg.cpus as usize) as u8
     }
 
@@ -98,7 +98,12 @@ impl Machine {
 
     /// Allocates and charges a folio for `owner` in the memcg of `pid`
     /// (`folio_alloc` + `mem_cgroup_charge`). None if the task was killed or the charge failed.
-    fn new_folio(&mut self, pol: &mut dyn Policy, pid: u32, owner: Owner) -> Option<Pfn> {
+    pub(super) fn new_folio(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        owner: Owner,
+    ) -> Option<Pfn> {
         let memcg = self.procs[pid as usize].memcg;
         let node = self.local_node();
         let pfn = self.alloc_page(pol, node)?;
@@ -120,7 +125,7 @@ impl Machine {
     }
 
     /// Installs a PTE for a folio and accounts the mapping.
-    fn map_folio(&mut self, pid: u32, vma: u16, index: u64, pfn: Pfn, dirty: bool) {
+    pub(super) fn map_folio(&mut self, pid: u32, vma: u16, index: u64, pfn: Pfn, dirty: bool) {
         let v = &mut self.procs[pid as usize].vmas[vma as usize];
         v.ptes[index as usize] = Pte::present(pfn, false, false);
         v.touch(index, dirty);
@@ -319,18 +324,7 @@ impl Machine {
         write: bool,
     ) -> Option<Pfn> {
         let pfn = self.new_folio(pol, pid, Owner::File { file, index })?;
-        let f = &mut self.files[file as usize];
-        let old = std::mem::replace(&mut f.slots[index as usize], Slot::Page(pfn));
-        f.nr_pages += 1;
-        self.wb.nr_file_pages += 1;
-        let memcg = self.folios[pfn as usize].memcg;
-        self.memcg_wb_stat_add(memcg, super::writeback::WbStat::FilePages, 1);
-        if let Slot::Shadow(shadow) = old {
-            self.files[file as usize].nr_shadows -= 1;
-            if !write {
-                pol.workingset_refault(self, pfn, shadow);
-            }
-        }
+        self.page_cache_add(pol, file, index, pfn, !write);
         self.folio_add_lru(pol, pfn);
         if !write {
             let now = self.now();
@@ -344,6 +338,31 @@ impl Machine {
             self.count(memcg, Vm::Pgpgin, 4);
         }
         Some(pfn)
+    }
+
+    /// `filemap_add_folio`: puts a new folio in the page cache; a shadow entry it replaces is
+    /// a refault (`workingset_refault`) unless the folio is about to be overwritten whole
+    /// (__GFP_WRITE: `refault` false).
+    pub(super) fn page_cache_add(
+        &mut self,
+        pol: &mut dyn Policy,
+        file: u32,
+        index: u64,
+        pfn: Pfn,
+        refault: bool,
+    ) {
+        let f = &mut self.files[file as usize];
+        let old = std::mem::replace(&mut f.slots[index as usize], Slot::Page(pfn));
+        f.nr_pages += 1;
+        self.wb.nr_file_pages += 1;
+        let memcg = self.folios[pfn as usize].memcg;
+        self.memcg_wb_stat_add(memcg, super::writeback::WbStat::FilePages, 1);
+        if let Slot::Shadow(shadow) = old {
+            self.files[file as usize].nr_shadows -= 1;
+            if refault {
+                pol.workingset_refault(self, pfn, shadow);
+            }
+        }
     }
 
     /// A load or store through a file mapping.
@@ -385,10 +404,18 @@ impl Machine {
         if pte.is_swap() {
             return self.access_anon(pol, pid, vma, index, write);
         }
-        // filemap_fault (no fault-around, no readahead).
+        // do_read_fault: fault-around first; it may map the page itself (VM_FAULT_NOPAGE).
+        if !write && self.do_fault_around(pid, vma, file, index) {
+            self.count_fault(pid, false);
+            return Some(AccessOutcome {
+                hit: true,
+                major: false,
+            });
+        }
+        // filemap_fault, with readahead (machine/readahead.rs).
         let (pfn, hit) = match self.files[file as usize].slots[index as usize] {
             Slot::Page(pfn) => (pfn, true),
-            _ => (self.page_cache_miss(pol, pid, file, index, false)?, false),
+            _ => (self.filemap_fault_miss(pol, pid, vma, file, index)?, false),
         };
         self.count_fault(pid, !hit);
         if write && !shared {
@@ -401,6 +428,9 @@ impl Machine {
                 });
         }
         self.map_folio(pid, vma, index, pfn, write && shared);
+        if hit {
+            self.filemap_fault_hit(pol, pid, vma, file, index, pfn);
+        }
         if write && shared {
             let newly = self.folio_mark_dirty(pfn);
             self.balance_dirty_pages_ratelimited(pid, newly);

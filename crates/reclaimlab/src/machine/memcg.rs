@@ -222,6 +222,28 @@ impl Machine {
         }
     }
 
+    /// `try_charge_memcg` with `__GFP_NORETRY` (readahead): limit reclaim, one more round
+    /// after `drain_all_stock`, then failure; never the OOM killer. The caller has yields
+    /// turned off.
+    pub fn try_charge_noretry(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> bool {
+        // Before and after draining: a reclaim, then the charge is tried again.
+        for _drained in [false, true] {
+            let Some(over) = self.page_counter_try_charge(memcg, nr) else {
+                self.note_over_high(memcg, nr);
+                return true;
+            };
+            self.count_memcg(over, Vm::MemcgMax, 1);
+            let stall = self.psi_memstall_enter();
+            super::vmscan::try_to_free_mem_cgroup_pages(self, pol, over, nr, true, false, None);
+            self.psi_memstall_leave(stall);
+        }
+        if self.page_counter_try_charge(memcg, nr).is_none() {
+            self.note_over_high(memcg, nr);
+            return true;
+        }
+        false
+    }
+
     /// The charging task yields: its retry loop resumes later where it stopped.
     fn charge_yield(&mut self, memcg: u16, retries: u32, drained: bool) -> bool {
         self.resume.charge = Some(super::ChargeLoop {

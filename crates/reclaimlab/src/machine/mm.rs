@@ -160,9 +160,9 @@ pub struct Process {
     pub name: String,
     /// Per-node "ran since the last page-table walk" bits (`lru_gen_use_mm`).
     pub mm_used: u64,
-    /// The page of the last read() of each file this process opened (`file->f_ra.prev_pos`:
-    /// one open file per process and file).
-    pub ra_prev: Vec<(u32, u64)>,
+    /// The readahead state of each file this process opened or mapped (`file->f_ra`: one
+    /// open file per process and file).
+    pub ra: Vec<super::readahead::FileRa>,
     /// An OOM victim is exiting until this time (its memory is freed at the kill, but the
     /// OOM killer leaves other tasks alone until it has gone: `tsk_is_oom_victim` without
     /// MMF_OOM_SKIP). 0 = not a victim.
@@ -180,11 +180,17 @@ impl Process {
     /// Records a read() of `page` of `file`; returns whether the previous read of this open
     /// file ended in the same page (then filemap_read does not mark it accessed again).
     pub fn read_same_page_as_last(&mut self, file: u32, page: u64) -> bool {
-        match self.ra_prev.iter_mut().find(|(f, _)| *f == file) {
-            Some((_, p)) => std::mem::replace(p, page) == page,
+        let ra = self.file_ra(file);
+        ra.prev_index.replace(page) == Some(page)
+    }
+
+    /// The readahead state of this process's open `file` (`file_ra_state_init` on first use).
+    pub fn file_ra(&mut self, file: u32) -> &mut super::readahead::FileRa {
+        match self.ra.iter().position(|r| r.file == file) {
+            Some(i) => &mut self.ra[i],
             None => {
-                self.ra_prev.push((file, page));
-                false
+                self.ra.push(super::readahead::FileRa::new(file));
+                self.ra.last_mut().expect("just pushed")
             }
         }
     }
@@ -223,7 +229,7 @@ impl Machine {
             oom_score_adj: 0,
             name: name.to_string(),
             mm_used: !0,
-            ra_prev: Vec::new(),
+            ra: Vec::new(),
             oom_exit_until: 0,
             nr_dirtied: 0,
             nr_dirtied_pause: crate::consts::NR_DIRTIED_PAUSE_INIT,

@@ -19,6 +19,7 @@ pub mod memcg;
 pub mod memcg_walk;
 pub mod mm;
 pub mod psi;
+pub mod readahead;
 pub mod swap;
 pub mod vmscan;
 pub mod writeback;
@@ -47,6 +48,9 @@ pub mod pg {
     pub const RECLAIM: u32 = 1 << 8;
     pub const UNEVICTABLE: u32 = 1 << 9;
     pub const MLOCKED: u32 = 1 << 10;
+    /// PG_readahead: reaching this folio starts the next asynchronous readahead. The kernel
+    /// shares the bit with PG_reclaim; the model keeps them apart (docs/model.md §2).
+    pub const READAHEAD: u32 = 1 << 11;
     /// Not a kernel flag: the folio sits in a per-CPU lru_add batch (PG_lru still clear).
     pub const IN_BATCH: u32 = 1 << 16;
     /// Not a kernel flag: isolated by reclaim (off every list, NR_ISOLATED counts it).

@@ -41,8 +41,10 @@ impl Lab {
         Lab::build(cfg, MglruConfig::new(kernel))
     }
 
+    /// One page per fault (no readahead or fault-around: tests/readahead.rs covers those), so
+    /// that each test sees the pages it touches and no others.
     pub fn build(cfg: MachineConfig, pcfg: MglruConfig) -> Lab {
-        let m = Machine::new(cfg).expect("valid machine");
+        let m = Machine::new(cfg.one_page_per_fault()).expect("valid machine");
         let pol = Mglru::new(&m, pcfg);
         Lab {
             era: pcfg.kernel.mglru_era(),

@@ -1,0 +1,547 @@
+//! Readahead and fault-around of mapped files (mm/readahead.c, mm/filemap.c, mm/memory.c), for
+//! order-0 folios (ext4 page cache before v6.16 has no large folios; docs/model.md §2):
+//! - a read fault first maps the cached neighbours of its 64 KiB window (`do_fault_around`,
+//!   `filemap_map_pages`), young as x86 creates them;
+//! - a page-cache miss reads around the faulting page (`do_sync_mmap_readahead`: ra_pages
+//!   centred on it, unless `mmap_miss` says the file misses far more than it hits), or ahead of
+//!   it under MADV_SEQUENTIAL (`page_cache_sync_ra`); MADV_RANDOM reads the page alone;
+//! - a fault on a cached folio marked PG_readahead starts the next window asynchronously
+//!   (`do_async_mmap_readahead`, `page_cache_async_ra`).
+//!
+//! read()/write() through a file descriptor do not read ahead yet: the access stream carries
+//! one page per access, not the request's length that `page_cache_sync_ra` is given
+//! (docs/model.md §9, gap 17).
+
+use super::mm::vm;
+use super::{pg, Folio, Machine, Owner, Pfn, Slot, Vm};
+use crate::consts::MMAP_LOTSAMISS;
+use crate::policy::Policy;
+
+/// `struct file_ra_state` of one open file, and the model's record of its last readahead I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileRa {
+    pub file: u32,
+    pub start: u64,
+    pub size: u64,
+    pub async_size: u64,
+    pub mmap_miss: u32,
+    /// `prev_pos >> PAGE_SHIFT`: the page of the last read() (None: `prev_pos` = -1).
+    pub prev_index: Option<u64>,
+    /// Pages `[.0, .1)` were last read ahead and are up to date at `.2` (ns). Until then a
+    /// fault on one waits for it (`folio_lock` on a folio under read), and fault-around skips
+    /// them (`next_uptodate_page`).
+    pub inflight: (u64, u64, u64),
+}
+
+impl FileRa {
+    /// `file_ra_state_init`: no window yet, `prev_pos` = -1.
+    pub fn new(file: u32) -> FileRa {
+        FileRa {
+            file,
+            start: 0,
+            size: 0,
+            async_size: 0,
+            mmap_miss: 0,
+            prev_index: None,
+            inflight: (0, 0, 0),
+        }
+    }
+
+    /// When page `index`, read ahead by this file and still under read at `now`, is up to date.
+    pub fn reading(&self, index: u64, now: u64) -> Option<u64> {
+        let (lo, hi, ready) = self.inflight;
+        (index >= lo && index < hi && ready > now).then_some(ready)
+    }
+}
+
+/// `get_init_ra_size`: the first window of a stream, from the request's size.
+pub fn get_init_ra_size(size: u64, max: u64) -> u64 {
+    let n = size.max(1).next_power_of_two();
+    if n <= max / 32 {
+        n * 4
+    } else if n <= max / 4 {
+        n * 2
+    } else {
+        max
+    }
+}
+
+/// `get_next_ra_size`: the window after one of `cur` pages.
+pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
+    if cur < max / 16 {
+        4 * cur
+    } else if cur <= max / 2 {
+        2 * cur
+    } else {
+        max
+    }
+}
+
+/// One readahead batch (`do_page_cache_ra`): `nr` pages from `index`, PG_readahead on the
+/// page `lookahead` pages before its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RaBatch {
+    pub index: u64,
+    pub nr: u64,
+    pub lookahead: u64,
+}
+
+impl RaBatch {
+    /// The batch of the window `ra` now describes (`page_cache_ra_order` → `do_page_cache_ra`).
+    fn of_window(ra: &FileRa) -> RaBatch {
+        RaBatch {
+            index: ra.start,
+            nr: ra.size,
+            lookahead: ra.async_size,
+        }
+    }
+}
+
+fn cached(slots: &[Slot], i: u64) -> bool {
+    matches!(slots.get(i as usize), Some(Slot::Page(_)))
+}
+
+/// `page_cache_next_miss`: the first index from `index` (at most `max_scan` looked at) without
+/// a folio. With no gap, v6.1 returns the last index looked at, v6.12 `index + max_scan`.
+pub fn page_cache_next_miss(slots: &[Slot], index: u64, max_scan: u64, v6_12: bool) -> u64 {
+    let mut i = index;
+    for n in 0..max_scan {
+        if n > 0 {
+            i += 1;
+        }
+        if !cached(slots, i) {
+            return i;
+        }
+    }
+    if v6_12 {
+        index + max_scan
+    } else {
+        i
+    }
+}
+
+/// `page_cache_prev_miss`: the first index at or below `index` (at most `max_scan` looked at)
+/// without a folio; `u64::MAX` (ULONG_MAX) when the scan ran off the start of the file.
+pub fn page_cache_prev_miss(slots: &[Slot], index: u64, max_scan: u64) -> u64 {
+    let mut i = index;
+    for n in 0..max_scan {
+        if n > 0 {
+            i = i.wrapping_sub(1);
+        }
+        if i == u64::MAX || !cached(slots, i) {
+            return i;
+        }
+    }
+    i
+}
+
+/// v6.1 `ondemand_readahead` (`folio`: the call is for a PG_readahead hit), order 0.
+pub fn ondemand_readahead(
+    ra: &mut FileRa,
+    slots: &[Slot],
+    index: u64,
+    req_size: u64,
+    max: u64,
+    marker_hit: bool,
+) -> Option<RaBatch> {
+    let initial = |ra: &mut FileRa| {
+        ra.start = index;
+        ra.size = get_init_ra_size(req_size, max);
+        ra.async_size = if ra.size > req_size {
+            ra.size - req_size
+        } else {
+            ra.size
+        };
+    };
+    let expected = (ra.start + ra.size).wrapping_sub(ra.async_size);
+    if index == 0 {
+        initial(ra);
+    } else if index == expected || index == ra.start + ra.size {
+        // Sequential: push the window forward, ramping up.
+        ra.start += ra.size;
+        ra.size = ra.size.max(get_next_ra_size(ra.size, max));
+        ra.async_size = ra.size;
+    } else if marker_hit {
+        // A marked folio without valid state (interleaved streams): the cache says how far.
+        let start = page_cache_next_miss(slots, index + 1, max, false);
+        if start == 0 || start - index > max {
+            return None;
+        }
+        ra.start = start;
+        ra.size = get_next_ra_size(start - index + req_size, max);
+        ra.async_size = ra.size;
+    } else if req_size > max || ra.prev_index.is_some_and(|p| index.wrapping_sub(p) <= 1) {
+        // An oversize read, or a sequential miss (the next page, or the same one again).
+        initial(ra);
+    } else {
+        // try_context_readahead: a stream leaves its history in the cache.
+        let head = page_cache_prev_miss(slots, index - 1, max);
+        let mut size = (index - 1).wrapping_sub(head);
+        if size <= req_size {
+            // A small random read: as is, the state untouched.
+            return Some(RaBatch {
+                index,
+                nr: req_size,
+                lookahead: 0,
+            });
+        }
+        if size >= index {
+            size *= 2;
+        }
+        ra.start = index;
+        ra.size = (size + req_size).min(max);
+        ra.async_size = 1;
+    }
+    // Will this read hit its own marker? Then merge the next window now.
+    if index == ra.start && ra.size == ra.async_size {
+        let add = get_next_ra_size(ra.size, max);
+        if ra.size + add <= max {
+            ra.async_size = add;
+            ra.size += add;
+        } else {
+            ra.size = max;
+            ra.async_size = max >> 1;
+        }
+    }
+    Some(RaBatch::of_window(ra))
+}
+
+/// v6.12 `page_cache_sync_ra` (readahead on, no FMODE_RANDOM), order 0.
+pub fn sync_ra_v6_12(
+    ra: &mut FileRa,
+    slots: &[Slot],
+    index: u64,
+    req_count: u64,
+    max: u64,
+) -> RaBatch {
+    let sequential = ra.prev_index.is_some_and(|p| index.wrapping_sub(p) <= 1);
+    if index == 0 || req_count > max || sequential {
+        ra.start = index;
+        ra.size = get_init_ra_size(req_count, max);
+        ra.async_size = if ra.size > req_count {
+            ra.size - req_count
+        } else {
+            ra.size >> 1
+        };
+        return RaBatch::of_window(ra);
+    }
+    let miss = page_cache_prev_miss(slots, index - 1, max);
+    let mut contig = index.wrapping_sub(miss).wrapping_sub(1);
+    if contig <= req_count {
+        return RaBatch {
+            index,
+            nr: req_count,
+            lookahead: 0,
+        };
+    }
+    if miss == u64::MAX {
+        contig *= 2;
+    }
+    ra.start = index;
+    ra.size = (contig + req_count).min(max);
+    ra.async_size = 1;
+    RaBatch::of_window(ra)
+}
+
+/// v6.12 `page_cache_async_ra` after the PG_readahead folio was found and cleared, order 0.
+pub fn async_ra_v6_12(
+    ra: &mut FileRa,
+    slots: &[Slot],
+    index: u64,
+    req_count: u64,
+    max: u64,
+) -> Option<RaBatch> {
+    let expected = (ra.start + ra.size).wrapping_sub(ra.async_size);
+    if index == expected {
+        ra.start += ra.size;
+        ra.size = ra.size.max(get_next_ra_size(ra.size, max));
+        ra.async_size = ra.size;
+        return Some(RaBatch::of_window(ra));
+    }
+    let start = page_cache_next_miss(slots, index + 1, max, true);
+    if start == 0 || start - index > max {
+        return None;
+    }
+    ra.start = start;
+    ra.size = get_next_ra_size(start - index + req_count, max);
+    ra.async_size = ra.size;
+    Some(RaBatch::of_window(ra))
+}
+
+impl Machine {
+    /// The file device's `bdi->ra_pages` (each open file's `f_ra.ra_pages`).
+    fn ra_pages(&self) -> u64 {
+        self.cfg.read_ahead_kb as u64 / 4
+    }
+
+    /// `fault_around_pages`.
+    fn fault_around_pages(&self) -> u64 {
+        self.cfg.fault_around_bytes / 4096
+    }
+
+    /// `do_read_fault`'s `should_fault_around` and `do_fault_around` → `filemap_map_pages`:
+    /// maps every cached, up-to-date folio of the aligned window around `index` whose PTE is
+    /// none, young (x86's protections carry the accessed bit). Returns whether the faulting
+    /// page itself was mapped (VM_FAULT_NOPAGE: the fault is done).
+    pub(super) fn do_fault_around(&mut self, pid: u32, vma: u16, file: u32, index: u64) -> bool {
+        let nr = self.fault_around_pages();
+        if nr <= 1 {
+            return false;
+        }
+        let from = index & !(nr - 1);
+        let end = (from + nr)
+            .min(self.files[file as usize].size_pages)
+            .min(self.procs[pid as usize].vmas[vma as usize].ptes.len() as u64);
+        let now = self.now();
+        let v6_12 = self.kernel.readahead_v6_12();
+        let ra = *self.procs[pid as usize].file_ra(file);
+        let (mut found, mut mapped, mut target) = (0u32, 0u64, false);
+        for i in from..end {
+            let Slot::Page(pfn) = self.files[file as usize].slots[i as usize] else {
+                continue;
+            };
+            // next_uptodate_page: not a folio under read, nor one marked PG_readahead.
+            let f = self.folios[pfn as usize];
+            if f.test(pg::READAHEAD) || ra.reading(i, now).is_some() {
+                continue;
+            }
+            // v6.12 (filemap_map_folio_range): workingset folios earn no mmap_miss credit.
+            if !(v6_12 && f.test(pg::WORKINGSET)) {
+                found += 1;
+            }
+            if !self.procs[pid as usize].vmas[vma as usize].ptes[i as usize].is_none() {
+                continue;
+            }
+            self.map_folio(pid, vma, i, pfn, false);
+            self.procs[pid as usize].vmas[vma as usize].touch(i, false);
+            target |= i == index;
+            mapped += 1;
+        }
+        let ra = self.procs[pid as usize].file_ra(file);
+        ra.mmap_miss = ra.mmap_miss.saturating_sub(found);
+        let around = mapped - target as u64;
+        self.spend_sys(around * self.cfg.cost.fault_around_page_ns);
+        target
+    }
+
+    /// `do_sync_mmap_readahead`: what a page-cache miss at `index` reads with it (None: the
+    /// page alone).
+    fn do_sync_mmap_readahead(
+        &mut self,
+        pid: u32,
+        vma: u16,
+        file: u32,
+        index: u64,
+    ) -> Option<RaBatch> {
+        let flags = self.procs[pid as usize].vmas[vma as usize].flags;
+        let max = self.ra_pages();
+        if flags & vm::RAND_READ != 0 || max == 0 {
+            return None;
+        }
+        let v6_12 = self.kernel.readahead_v6_12();
+        let slots = &self.files[file as usize].slots;
+        let ra = self.procs[pid as usize].file_ra(file);
+        if flags & vm::SEQ_READ != 0 {
+            return if v6_12 {
+                Some(sync_ra_v6_12(ra, slots, index, max, max))
+            } else {
+                ondemand_readahead(ra, slots, index, max, max, false)
+            };
+        }
+        if ra.mmap_miss < MMAP_LOTSAMISS * 10 {
+            ra.mmap_miss += 1;
+        }
+        if ra.mmap_miss > MMAP_LOTSAMISS {
+            return None;
+        }
+        // mmap read-around: ra_pages centred on the fault, a quarter of it the lookahead.
+        ra.start = index.saturating_sub(max / 2);
+        ra.size = max;
+        ra.async_size = max / 4;
+        Some(RaBatch::of_window(ra))
+    }
+
+    /// `filemap_fault` on a page-cache miss of a mapped file: the folio is allocated and
+    /// charged as any fault's (it may yield), then read with its readahead batch; the task
+    /// waits for the request that holds it. Returns the folio, on the LRU, not yet mapped.
+    pub(super) fn filemap_fault_miss(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        file: u32,
+        index: u64,
+    ) -> Option<Pfn> {
+        let pfn = self.new_folio(pol, pid, Owner::File { file, index })?;
+        self.page_cache_add(pol, file, index, pfn, true);
+        let now = self.now();
+        let batch = self.do_sync_mmap_readahead(pid, vma, file, index);
+        let done = match batch {
+            Some(b) => self.page_cache_ra_unbounded(pol, pid, file, b, Some(index)),
+            None => self.read_pages(pid, 1),
+        };
+        // The folio joins the LRU after its batch: unlike the kernel, where it is locked and
+        // referenced while the batch allocates, the model has no lock that keeps reclaim off it.
+        self.folio_add_lru(pol, pfn);
+        let start = self.now().max(now);
+        if done > start {
+            self.spend_iowait(done - start);
+        }
+        // filemap_read_folio's wait (folio_wait_bit_common): a workingset refault's read is a
+        // memory stall; any read sleeps in I/O.
+        let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
+        self.psi_wait(start, done.max(start), workingset, true);
+        Some(pfn)
+    }
+
+    /// `filemap_fault` finding the folio cached: a folio still under this file's readahead
+    /// is waited for, then `do_async_mmap_readahead` (after the folio is mapped, so that
+    /// its batch's reclaim cannot take it: the kernel holds a reference meanwhile).
+    pub(super) fn filemap_fault_hit(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        file: u32,
+        index: u64,
+        pfn: Pfn,
+    ) {
+        let now = self.now();
+        if let Some(ready) = self.procs[pid as usize].file_ra(file).reading(index, now) {
+            self.spend_iowait(ready - now);
+            let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
+            self.psi_wait(now, ready, workingset, true);
+        }
+        let flags = self.procs[pid as usize].vmas[vma as usize].flags;
+        let max = self.ra_pages();
+        if flags & vm::RAND_READ != 0 || max == 0 {
+            return;
+        }
+        let ra = self.procs[pid as usize].file_ra(file);
+        ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+        // page_cache_async_ra: not for a folio under writeback (the bit is PG_reclaim's).
+        let f = self.folios[pfn as usize];
+        if !f.test(pg::READAHEAD) || f.test(pg::WRITEBACK) {
+            return;
+        }
+        self.folios[pfn as usize].clear(pg::READAHEAD);
+        let slots = &self.files[file as usize].slots;
+        let ra = self.procs[pid as usize].file_ra(file);
+        let batch = if self.kernel.readahead_v6_12() {
+            async_ra_v6_12(ra, slots, index, max, max)
+        } else {
+            ondemand_readahead(ra, slots, index, max, max, true)
+        };
+        if let Some(b) = batch {
+            self.page_cache_ra_unbounded(pol, pid, file, b, None);
+        }
+    }
+
+    /// `do_page_cache_ra` → `page_cache_ra_unbounded` → `read_pages`: allocates the batch's
+    /// missing folios (`readahead_gfp_mask`: __GFP_NORETRY), marks PG_readahead, and submits
+    /// one read per run of contiguous new folios. `target`, already in the page cache, is
+    /// read with its run. Returns when the target's read completes (0 without a target).
+    fn page_cache_ra_unbounded(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        file: u32,
+        b: RaBatch,
+        target: Option<u64>,
+    ) -> u64 {
+        let size = self.files[file as usize].size_pages;
+        if b.index >= size {
+            return match target {
+                Some(_) => self.read_pages(pid, 1),
+                None => 0,
+            };
+        }
+        let nr = b.nr.min(size - b.index);
+        let mark = nr.checked_sub(b.lookahead);
+        let stop_at_enomem = self.kernel.readahead_v6_12();
+        // The batch's reclaim runs to its end: a readahead is not a point where the engine
+        // lets another task in (docs/model.md §1).
+        let may_yield = std::mem::replace(&mut self.ctx.may_yield, false);
+        let (mut run, mut target_done, mut last_done) = (None::<(u64, u64)>, 0, 0);
+        let mut flush = |m: &mut Machine, run: &mut Option<(u64, u64)>| {
+            if let Some((lo, n)) = run.take() {
+                let done = m.read_pages(pid, n);
+                if target.is_some_and(|t| t >= lo && t < lo + n) {
+                    target_done = done;
+                }
+                last_done = last_done.max(done);
+            }
+        };
+        for i in 0..nr {
+            let idx = b.index + i;
+            let new = if target == Some(idx) {
+                true
+            } else if cached(&self.files[file as usize].slots, idx) {
+                false
+            } else if let Some(pfn) = self.readahead_folio(pol, pid, file, idx) {
+                if mark == Some(i) {
+                    self.folios[pfn as usize].set(pg::READAHEAD);
+                }
+                true
+            } else if stop_at_enomem {
+                break;
+            } else {
+                false
+            };
+            if !new {
+                flush(self, &mut run);
+                continue;
+            }
+            run = Some(match run {
+                Some((lo, n)) => (lo, n + 1),
+                None => (idx, 1),
+            });
+        }
+        flush(self, &mut run);
+        // A batch cut short before the target still reads the target.
+        if target.is_some() && target_done == 0 {
+            target_done = self.read_pages(pid, 1);
+        }
+        self.ctx.may_yield = may_yield;
+        let ra = self.procs[pid as usize].file_ra(file);
+        ra.inflight = (b.index, b.index + nr, last_done.max(target_done));
+        target_done
+    }
+
+    /// `read_pages` → `submit_bio`: one read of `n` contiguous pages; returns its completion.
+    /// PGPGIN counts each page (in KiB).
+    fn read_pages(&mut self, pid: u32, n: u64) -> u64 {
+        let now = self.now();
+        let done = self.file_dev.submit(now, n * 4096, false);
+        let memcg = self.procs[pid as usize].memcg;
+        self.count(memcg, Vm::Pgpgin, 4 * n);
+        done
+    }
+
+    /// One folio of a readahead batch: allocated and charged without retries (a failure ends
+    /// or skips it), added to the page cache (refault check) and the LRU.
+    fn readahead_folio(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        file: u32,
+        index: u64,
+    ) -> Option<Pfn> {
+        let memcg = self.procs[pid as usize].memcg;
+        let node = self.local_node();
+        let pfn = self.alloc_page_noretry(pol, node)?;
+        let frame_node = self.folios[pfn as usize].node;
+        self.folios[pfn as usize] = Folio::new(Owner::File { file, index }, memcg, frame_node, 0);
+        if !self.try_charge_noretry(pol, memcg, 1) {
+            self.folios[pfn as usize] = Folio::free_on(frame_node);
+            self.nodes[frame_node as usize].free.push(pfn);
+            return None;
+        }
+        // The batch's reclaim may have filled the slot meanwhile? Nothing else runs during a
+        // readahead batch but kernel threads, which add no page-cache folios.
+        debug_assert!(!cached(&self.files[file as usize].slots, index));
+        self.page_cache_add(pol, file, index, pfn, true);
+        self.folio_add_lru(pol, pfn);
+        Some(pfn)
+    }
+}
