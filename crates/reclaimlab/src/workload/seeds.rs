@@ -16,6 +16,7 @@
 use super::micro::{file_anon_mix_build, Builtin, FileAnonMix};
 use super::pattern::Pattern;
 use super::*;
+use crate::machine::mm::vm;
 use crate::machine::{DeviceProfile, MachineConfig, MemcgConfig, SwapConfig};
 
 /// Pages per GiB.
@@ -84,10 +85,7 @@ fn blocks(of: Pattern, block_pages: u64) -> Pattern {
 /// A process mapping each file of `mmaps` shared.
 fn proc_(name: &str, memcg: &str, anon_pages: u64, mmaps: Vec<usize>) -> ProcSpec {
     ProcSpec {
-        mmaps: mmaps
-            .into_iter()
-            .map(|f| (f, crate::machine::mm::vm::SHARED))
-            .collect(),
+        mmaps: mmaps.into_iter().map(|f| (f, vm::SHARED)).collect(),
         ..ProcSpec::new(name, memcg, anon_pages)
     }
 }
@@ -475,6 +473,11 @@ pub fn mysql_ro(scale: f64) -> Scenario {
 /// 2 file sizes per job, then 10 file sizes per job of timed reads (each read a request;
 /// MB/s = `requests.per_sec` x 4096 / 1e6).
 ///
+/// fio's mmap engine madvises the mapping of a random job MADV_RANDOM (its `fadvise_hint`
+/// option, on by default; engines/mmap.c), so there is no read-around, and from v6.12 neither
+/// `folio_referenced` nor MGLRU's walk counts references through it (`vma_has_recency`);
+/// fault-around still maps cached neighbours.
+///
 /// Left out: fio's memcpy of the 4 KiB (its CPU cost is the per-access cost), the 1 min /
 /// 5 min durations.
 pub fn fio_mmap(scale: f64) -> Scenario {
@@ -514,7 +517,12 @@ pub fn fio_mmap(scale: f64) -> Scenario {
             .map(|j| FileSpec::new(&format!("test.{j}.img"), size))
             .collect(),
         procs: (0..jobs)
-            .map(|j| proc_(&format!("fio{j}"), "/fio", 0, vec![j]))
+            .map(|j| ProcSpec {
+                // fio's mmap engine madvises a random job's mapping MADV_RANDOM
+                // (`fadvise_hint`, on by default).
+                mmaps: vec![(j, vm::SHARED | vm::RAND_READ)],
+                ..ProcSpec::new(&format!("fio{j}"), "/fio", 0)
+            })
             .collect(),
         threads: ts,
     }
