@@ -71,6 +71,7 @@ macro_rules! outln {
 }
 
 mod agents_cli;
+mod bisect_cli;
 mod plot;
 mod report;
 pub mod store;
@@ -122,6 +123,10 @@ enum Cmd {
     /// How much memory can a workload give back, and at what cost: each proactive-reclaim
     /// agent over a grid of its main parameter, against the same run without agents.
     SaveMemory(agents_cli::SaveMemoryArgs),
+    /// Which MGLRU switch between a good and a bad policy moves a metric: a binary search over
+    /// the switches that differ, each step judged by Welch's 95% test on --seeds runs against
+    /// both ends (docs/bisect.md).
+    Bisect(bisect_cli::BisectArgs),
 }
 
 #[derive(Args)]
@@ -542,6 +547,7 @@ where
         Cmd::Plot(a) => plot::cmd_plot(a),
         Cmd::Report(a) => report::cmd_report(a),
         Cmd::SaveMemory(a) => agents_cli::cmd_save_memory(a),
+        Cmd::Bisect(a) => bisect_cli::cmd_bisect(a),
     };
     r.and_then(|()| stdout::finish())
 }
@@ -705,6 +711,7 @@ fn with_mglru_options(spec: PolicySpec, w: &WorkloadArgs) -> Result<PolicySpec, 
     for name in &w.without {
         c.switches = c.switches.without(name.parse::<Switch>()?);
     }
+    c.switches.check_requirements()?;
     Ok(PolicySpec::Mglru(c))
 }
 
@@ -1102,6 +1109,12 @@ fn cmd_policies() -> Result<(), String> {
     outln!("mglru:7.1+NAME or --with NAME, remove with mglru:7.2-NAME or --without NAME):");
     for w in Switch::SERIES {
         outln!("  {:<38} {}", w.name(), w.description());
+        let needs: Vec<&str> = w.requires().iter().map(|r| r.name()).collect();
+        match (w.commit(), needs.is_empty()) {
+            (Some(c), true) => outln!("  {:<38}   commit {c}", ""),
+            (Some(c), false) => outln!("  {:<38}   commit {c}; requires {}", "", needs.join(", ")),
+            (None, _) => {}
+        }
     }
     outln!("experimental, in no kernel:");
     outln!(

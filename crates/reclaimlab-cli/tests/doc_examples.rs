@@ -32,6 +32,15 @@ fn expectation(command: &str) -> Option<Expect> {
         "reclaimlab compare ycsb-b --policies classic,mglru:7.2" => {
             Prints(&["scenario ycsb-b", "mglru:7.2", "baseline", "95% CI"])
         }
+        "reclaimlab bisect memcg-limit --good mglru:7.1 --bad mglru:7.2 --metric pgactivate" => {
+            Prints(&["culprit: 10 common-dirty-writeback-reactivation (75d4c3f5fb98)"])
+        }
+        "reclaimlab bisect android-launch --good mglru:7.1 --bad mglru:7.2 --metric workingset_refault_anon --seeds 20" => {
+            Prints(&["no single culprit", "05 exact-scan-count", "08 dont-abort-after-aging"])
+        }
+        "reclaimlab bisect ycsb-b --good mglru:7.1+simplify-dirty-writeback --bad mglru:7.2 --metric pgrotated" => {
+            Prints(&["culprit: 10 common-dirty-writeback-reactivation"])
+        }
         "reclaimlab policies" => Prints(&["classic", "mglru", "lru", "clock", "fifo", "memcg-lru"]),
         "reclaimlab run zipf --policy classic:6.1" => {
             Prints(&["policy classic:6.1", "pgscan_kswapd", "workingset_refault_file"])

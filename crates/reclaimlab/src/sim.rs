@@ -115,6 +115,7 @@ fn parse_mglru(rest: &str) -> Result<PolicySpec, String> {
         };
         mods = &body[end..];
     }
+    cfg.switches.check_requirements()?;
     Ok(PolicySpec::Mglru(cfg))
 }
 

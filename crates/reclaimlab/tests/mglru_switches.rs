@@ -1664,3 +1664,15 @@ fn lru_gen_files_have_the_kernel_format() {
         );
     }
 }
+
+#[test]
+fn the_series_on_7_1_is_7_2_and_with_debians_changes_7_2_13() {
+    // bisect builds its steps as 7.1 plus switches and takes 7.2 (or 7.2.13) as their end.
+    let series: String = Switch::SERIES.iter().map(|w| format!("+{w}")).collect();
+    let debian: String = Switch::DEBIAN_7_2_13
+        .iter()
+        .map(|w| format!("+{w}"))
+        .collect();
+    assert_identical("mglru:7.2", &format!("mglru:7.1{series}"));
+    assert_identical("mglru:7.2.13", &format!("mglru:7.1{series}{debian}"));
+}

@@ -132,6 +132,63 @@ impl Switch {
         }
     }
 
+    /// The upstream commit of a series patch (spec series-2026.md §A.2); None for the
+    /// experimental FG promotion and for Debian 7.2.13's changes (found in its source, not
+    /// traced to a commit).
+    pub fn commit(self) -> Option<&'static str> {
+        Some(match self {
+            Switch::ConsolidateEvictableSize => "0491e9f75c15",
+            Switch::RenameAgingRotationVars => "790d3abeca09",
+            Switch::RelocateScanBatchLimit => "aa6ef5b159dc",
+            Switch::RestructureReclaimLoop => "163bc3d68c9f",
+            Switch::ExactScanCount => "3a72e078b4a3",
+            Switch::AvoidTypeFallback => "16b475d2ac3c",
+            Switch::SmallerReclaimBatch => "6e9be217a3ce",
+            Switch::DontAbortAfterAging => "12316f7902f8",
+            Switch::RemoveSwapConstrainedCheck => "acd22fbb9f47",
+            Switch::CommonDirtyWritebackReactivation => "75d4c3f5fb98",
+            Switch::SimplifyDirtyWriteback => "f37d3708b676",
+            Switch::DropReclaimingArg => "32d87083ee97",
+            Switch::RemoveFileTaken => "e621a24e10bb",
+            Switch::RemoveUnqueuedDirty => "183ff2f9ec48",
+            Switch::UnifyWritebackThrottling => "39376b9cac1c",
+            _ => return None,
+        })
+    }
+
+    /// Switches this one builds on: patches whose code it changes or removes, so the kernel
+    /// never has it without them. 12 drops the `reclaiming` argument whose last user 10
+    /// removed; 13 and 14 remove `sc->nr.file_taken` and `unqueued_dirty`, which MGLRU stopped
+    /// feeding in 11; 15's `handle_reclaim_writeback` carries 11's flusher wake-up rule.
+    pub fn requires(self) -> &'static [Switch] {
+        match self {
+            Switch::DropReclaimingArg => &[Switch::CommonDirtyWritebackReactivation],
+            Switch::RemoveFileTaken | Switch::RemoveUnqueuedDirty => {
+                &[Switch::SimplifyDirtyWriteback]
+            }
+            Switch::UnifyWritebackThrottling => &[Switch::SimplifyDirtyWriteback],
+            _ => &[],
+        }
+    }
+
+    /// The order bisect applies switches in: by first kernel (the series, in 7.2; Debian
+    /// 7.2.13's changes), then the experimental FG promotion, and within a kernel in series
+    /// order.
+    pub const BISECT_ORDER: [Switch; 21] = {
+        let mut all = [Switch::FgPromotion; 21];
+        let mut i = 0;
+        while i < Switch::SERIES.len() {
+            all[i] = Switch::SERIES[i];
+            i += 1;
+        }
+        let mut j = 0;
+        while j < Switch::DEBIAN_7_2_13.len() {
+            all[15 + j] = Switch::DEBIAN_7_2_13[j];
+            j += 1;
+        }
+        all
+    };
+
     fn bit(self) -> u32 {
         1 << self as u32
     }
@@ -185,6 +242,17 @@ impl Switches {
     pub fn iter(self) -> impl Iterator<Item = Switch> {
         Switch::ALL.into_iter().filter(move |&w| self.on(w))
     }
+    /// Every switch that is on has the switches it requires on ([`Switch::requires`]).
+    pub fn check_requirements(self) -> Result<(), String> {
+        for w in self.iter() {
+            if let Some(r) = w.requires().iter().find(|r| !self.on(**r)) {
+                return Err(format!(
+                    "switch '{w}' requires '{r}' (the kernel has it only on top of that patch): turn '{r}' on too"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -199,5 +267,31 @@ mod tests {
         assert_eq!(Switches::series().iter().count(), 15);
         assert!(!Switches::series().on(Switch::FgPromotion));
         assert!("nope".parse::<Switch>().is_err());
+    }
+
+    #[test]
+    fn the_series_and_7_2_13_meet_their_requirements_and_bisect_order_has_every_switch() {
+        assert!(Switches::series().check_requirements().is_ok());
+        assert!(Switches::debian_7_2_13().check_requirements().is_ok());
+        let err = Switches::series()
+            .without(Switch::SimplifyDirtyWriteback)
+            .check_requirements()
+            .unwrap_err();
+        assert!(err.contains("requires 'simplify-dirty-writeback'"), "{err}");
+        assert!(Switches::NONE
+            .with(Switch::DropReclaimingArg)
+            .check_requirements()
+            .is_err());
+        let mut order = Switch::BISECT_ORDER.to_vec();
+        order.sort();
+        order.dedup();
+        assert_eq!(order.len(), Switch::ALL.len());
+        // Requirements come earlier in bisect order.
+        for (i, w) in Switch::BISECT_ORDER.iter().enumerate() {
+            for r in w.requires() {
+                assert!(Switch::BISECT_ORDER[..i].contains(r), "{w} before {r}");
+            }
+        }
+        assert!(Switch::SERIES.iter().all(|w| w.commit().is_some()));
     }
 }

@@ -1,0 +1,192 @@
+//! `reclaimlab bisect` on real scenarios: a culprit among decoys, two changes that share the
+//! move, and the refusals.
+
+mod common;
+use common::{reclaimlab, stderr};
+
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let o = reclaimlab(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+#[test]
+fn names_the_switch_that_moves_the_metric_among_decoys() {
+    // memcg-limit: 7.1 never activates (pgactivate 0), 7.2 does, because patch 10 sends
+    // dirty/writeback folios through shrink_folio_list's activation. 01 changes nothing and
+    // 07 only the batch size: decoys on either side.
+    let v = json_of(&[
+        "bisect",
+        "memcg-limit",
+        "--good",
+        "mglru:7.1",
+        "--bad",
+        "mglru:7.1+consolidate-evictable-size+smaller-reclaim-batch+common-dirty-writeback-reactivation+simplify-dirty-writeback",
+        "--metric",
+        "pgactivate",
+        "--no-store",
+        "--json",
+    ]);
+    assert_eq!(v["culprit"], "common-dirty-writeback-reactivation", "{v:#}");
+    assert_eq!(v["commit"], "75d4c3f5fb98");
+    assert_eq!(
+        v["behaviours"],
+        serde_json::json!([
+            "consolidate-evictable-size",
+            "smaller-reclaim-batch",
+            "common-dirty-writeback-reactivation",
+            "simplify-dirty-writeback"
+        ])
+    );
+    assert_eq!(v["alone"]["vs_good"]["significant"], true);
+    assert_eq!(v["rest"]["moves_further"], false);
+    assert_eq!(v["good"]["mean"], 0.0);
+    // Every step has its interval and verdict; no step is repeated.
+    let steps = v["steps"].as_array().unwrap();
+    let mut ks: Vec<u64> = steps
+        .iter()
+        .map(|s| s["applied"].as_u64().unwrap())
+        .collect();
+    ks.sort();
+    ks.dedup();
+    assert_eq!(ks.len(), steps.len());
+    assert!(steps
+        .iter()
+        .all(|s| s["ci95"].is_array() && s["verdict"].is_string()));
+}
+
+#[test]
+fn says_no_single_culprit_when_two_switches_share_the_move() {
+    // file-anon-mix-mini's lru_lock wait, on top of patches 04-06: 07 (smaller batches) takes
+    // it from ~43 ms to ~10 ms, 08 (keep evicting after aging) back up to ~13 ms, so the
+    // state with 07 alone is like neither end and neither switch is the change on its own.
+    let base = "mglru:7.1+restructure-reclaim-loop+exact-scan-count+avoid-type-fallback";
+    let bad = format!("{base}+smaller-reclaim-batch+dont-abort-after-aging");
+    let v = json_of(&[
+        "bisect",
+        "file-anon-mix-mini",
+        "--good",
+        base,
+        "--bad",
+        &bad,
+        "--metric",
+        "cpu.lru_lock_wait_ns",
+        "--no-store",
+        "--json",
+    ]);
+    assert!(v["culprit"].is_null(), "{v:#}");
+    assert_eq!(
+        v["range"],
+        serde_json::json!(["smaller-reclaim-batch", "dont-abort-after-aging"])
+    );
+    assert_eq!(v["skips"], 1);
+    assert_eq!(v["steps"][0]["vs_good"]["significant"], true);
+    assert_eq!(v["steps"][0]["vs_bad"]["significant"], true);
+}
+
+#[test]
+fn refuses_what_it_cannot_bisect() {
+    for (args, says) in [
+        (
+            vec![
+                "--good",
+                "classic:6.12",
+                "--bad",
+                "mglru:7.2",
+                "--metric",
+                "misses",
+            ],
+            "give an mglru policy",
+        ),
+        (
+            vec![
+                "--good",
+                "mglru:6.12",
+                "--bad",
+                "mglru:7.2",
+                "--metric",
+                "misses",
+            ],
+            "different MGLRU eras",
+        ),
+        (
+            vec![
+                "--good",
+                "mglru:7.1",
+                "--bad",
+                "mglru:7.2",
+                "--metric",
+                "misses",
+                "--seeds",
+                "1",
+            ],
+            "at least 2 seeds",
+        ),
+        (
+            vec![
+                "--good",
+                "mglru:7.1",
+                "--bad",
+                "mglru:7.2",
+                "--metric",
+                "misses",
+                "--behaviours",
+                "fg-promotion",
+            ],
+            "is the same in --good and --bad",
+        ),
+        (
+            vec![
+                "--good",
+                "mglru:7.1",
+                "--bad",
+                "mglru:7.2",
+                "--metric",
+                "misses",
+                "--behaviours",
+                "drop-reclaiming-arg,common-dirty-writeback-reactivation",
+            ],
+            "requires 'common-dirty-writeback-reactivation'",
+        ),
+        (
+            vec![
+                "--good",
+                "mglru:7.1",
+                "--bad",
+                "mglru:7.1+drop-reclaiming-arg",
+                "--metric",
+                "misses",
+            ],
+            "requires 'common-dirty-writeback-reactivation'",
+        ),
+        (
+            vec![
+                "--good",
+                "mglru:7.1",
+                "--bad",
+                "mglru:7.1+consolidate-evictable-size",
+                "--metric",
+                "misses",
+            ],
+            "does not differ",
+        ),
+        (
+            vec![
+                "--good",
+                "mglru:7.1",
+                "--bad",
+                "mglru:7.2",
+                "--metric",
+                "vmstat.nope",
+            ],
+            "the result has no 'nope'",
+        ),
+    ] {
+        let mut all = vec!["bisect", "zipf", "--no-store", "--scale", "0.25"];
+        all.extend(args);
+        let o = reclaimlab(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}");
+        assert!(stderr(&o).contains(says), "{all:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+}
