@@ -654,7 +654,10 @@ mod tests {
             assert!(s.contains(needle), "missing {needle}");
         }
         assert!(!s.contains("/sys/fs/cgroup/p/a/cgroup.subtree_control"));
-        assert!(!s.contains("echo \"cpus"), "one CPU: the script is as before");
+        assert!(
+            !s.contains("echo \"cpus"),
+            "one CPU: the script is as before"
+        );
         let smp = init_script(
             &MachineSpec {
                 cpus: 2,

@@ -301,7 +301,14 @@ fn shared_mmap_2p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
         .map(|k| {
             zipf(16384, 0.9, seed + k as u64)
                 .take(60_000)
-                .map(|p| (k + 1, PageRef::File { file: 0, page: p }, Op::Read, Via::Mmap))
+                .map(|p| {
+                    (
+                        k + 1,
+                        PageRef::File { file: 0, page: p },
+                        Op::Read,
+                        Via::Mmap,
+                    )
+                })
                 .collect()
         })
         .collect();
@@ -390,9 +397,7 @@ pub fn suite_named(name: &str) -> Result<Vec<Workload>, String> {
     match name {
         "default" | "" => Ok(suite()),
         "smp2" => Ok(smp2()),
-        _ => Err(format!(
-            "unknown suite '{name}' (expected default or smp2)"
-        )),
+        _ => Err(format!("unknown suite '{name}' (expected default or smp2)")),
     }
 }
 
@@ -459,21 +464,35 @@ mod tests {
         for w in &s {
             assert!(w.concurrent() && w.machine.cpus == 2, "{}", w.name);
             let (h, r) = w.trace();
-            assert_eq!((h.clone(), r.clone()), w.trace(), "{} is deterministic", w.name);
+            assert_eq!(
+                (h.clone(), r.clone()),
+                w.trace(),
+                "{} is deterministic",
+                w.name
+            );
             let pids: std::collections::BTreeSet<u32> = r.iter().map(|x| x.pid).collect();
             assert!(pids.len() >= 2, "{}: concurrent processes", w.name);
-            assert!(r.iter().all(|x| x.time_ns == 0), "{}: no serializing times", w.name);
+            assert!(
+                r.iter().all(|x| x.time_ns == 0),
+                "{}: no serializing times",
+                w.name
+            );
             assert!(r.iter().all(|x| x.memcg == 1), "{}: one memcg", w.name);
             assert_eq!(w.limited_memcg(), Some("/w"));
             let (mut ph, pr) = crate::guest::build_plan(&h, &r).unwrap();
             ph.concurrent = w.concurrent();
             let bytes = reclaimlab_replayer::encode_plan(&ph, &pr);
             assert_eq!(&bytes[..8], reclaimlab_replayer::PLAN_MAGIC_FLAGS);
-            assert!(reclaimlab_replayer::decode_plan(&bytes).unwrap().0.concurrent);
+            assert!(
+                reclaimlab_replayer::decode_plan(&bytes)
+                    .unwrap()
+                    .0
+                    .concurrent
+            );
             assert_eq!(workload(w.name).unwrap().machine, w.machine);
         }
         assert_eq!(suite_named("smp2").unwrap().len(), s.len());
         assert_eq!(suite_named("default").unwrap().len(), suite().len());
-        assert!(suite_named("smp3").unwrap_err().contains("unknown suite"));
+        assert!(suite_named("smp3").err().unwrap().contains("unknown suite"));
     }
 }
