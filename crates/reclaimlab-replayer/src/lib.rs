@@ -237,7 +237,9 @@ pub fn decode_plan(b: &[u8]) -> Result<(PlanHeader, usize), PlanError> {
         }
         h.concurrent = flags & FLAG_CONCURRENT != 0;
     } else if magic != PLAN_MAGIC {
-        return Err(PlanError("wrong magic (expected RLPLAN01 or RLPLAN02)".into()));
+        return Err(PlanError(
+            "wrong magic (expected RLPLAN01 or RLPLAN02)".into(),
+        ));
     }
     for _ in 0..c.u32()? {
         let index = c.u16()?;
@@ -400,7 +402,10 @@ mod tests {
         let b = encode_plan(&h, &r);
         assert!(decode_plan(&b[..b.len() - 1]).is_err());
         assert!(decode_plan(b"RLPLAN02").is_err());
-        assert!(decode_plan(b"RLPLAN03\0\0\0\0").unwrap_err().0.contains("magic"));
+        assert!(decode_plan(b"RLPLAN03\0\0\0\0")
+            .unwrap_err()
+            .0
+            .contains("magic"));
         let mut flags = b"RLPLAN02".to_vec();
         flags.extend_from_slice(&2u32.to_le_bytes());
         assert!(decode_plan(&flags).unwrap_err().0.contains("flags"));
