@@ -73,6 +73,7 @@ fn lists_the_suite() {
         "shared-mmap-2p",
         "buffered-writers-3p",
         "mixed-file-anon-2p",
+        "anon-file-2p",
     ] {
         assert!(text.contains(w), "{w} missing");
     }

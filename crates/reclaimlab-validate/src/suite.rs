@@ -339,8 +339,9 @@ fn buffered_writers_3p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
 
 /// Two allocators in /w, concurrently: one writes 24 MiB of anonymous memory once, then Zipf
 /// 0.9 over it with 30% stores (60k accesses); the other preads a 48 MiB file, Zipf 0.9 (60k
-/// accesses); zram swap.
-fn mixed_file_anon_2p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+/// accesses); zram swap. The anonymous process, which does no I/O, finishes long before the
+/// reader: its pages are swapped out but never in.
+fn anon_file_2p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
     let mut g = Gen::new(&[(1, "/w")], &[(0, 12288)]);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb0);
     let anon: Vec<_> = (0..6144)
@@ -356,6 +357,42 @@ fn mixed_file_anon_2p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
         .map(|p| (2, PageRef::File { file: 0, page: p }, Op::Read, Via::Fd))
         .collect();
     round_robin(&mut g, vec![anon, file]);
+    g.done()
+}
+
+/// Two processes in /w, each the single-vCPU suite's mix at half the size, concurrently: 12 MiB
+/// of its own anonymous memory written once, then Zipf 0.9 over it (30% stores) interleaved 1:1
+/// with pread of one shared 48 MiB file (Zipf 0.9, its own seed), 45k of each; zram swap. Both
+/// processes allocate anonymous memory and page cache for their whole run.
+fn mixed_file_anon_2p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 12288)]);
+    let streams = (0..2u32)
+        .map(|k| {
+            let pid = k + 1;
+            let s = seed + 2 * k as u64;
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (0xe0 + k as u64));
+            let mut v: Vec<_> = (0..3072)
+                .map(|p| (pid, PageRef::Anon { page: p }, Op::Write, Via::Mmap))
+                .collect();
+            let mut a = zipf(3072, 0.9, s);
+            let mut f = zipf(12288, 0.9, s + 1);
+            for _ in 0..45_000 {
+                let op = op_of(&mut rng, 30);
+                v.push((
+                    pid,
+                    PageRef::Anon {
+                        page: a.next().unwrap(),
+                    },
+                    op,
+                    Via::Mmap,
+                ));
+                let page = f.next().unwrap();
+                v.push((pid, PageRef::File { file: 0, page }, Op::Read, Via::Fd));
+            }
+            v
+        })
+        .collect();
+    round_robin(&mut g, streams);
     g.done()
 }
 
@@ -385,9 +422,15 @@ pub fn smp2() -> Vec<Workload> {
         },
         Workload {
             name: "mixed-file-anon-2p",
-            description: "24 MiB anon (Zipf, 30% stores) and 48 MiB file pread in 2 processes, 32 MiB memcg, zram, 2 vCPUs",
+            description: "2 processes, each 12 MiB anon (Zipf, 30% stores) 1:1 with pread of one 48 MiB file, 32 MiB memcg, zram, 2 vCPUs",
             machine: smp_spec(&[("/w", 32 * MIB)], Some(256), 2),
             generate: mixed_file_anon_2p,
+        },
+        Workload {
+            name: "anon-file-2p",
+            description: "24 MiB anon (Zipf, 30% stores) in one process, 48 MiB file pread in another, 32 MiB memcg, zram, 2 vCPUs",
+            machine: smp_spec(&[("/w", 32 * MIB)], Some(256), 2),
+            generate: anon_file_2p,
         },
     ]
 }
