@@ -1,6 +1,6 @@
 //! Diagnostic (not part of the harness): reruns the model side of saved smp2 cells with the
-//! guest's sizing, varying CPUs and the CPU-side costs, to see what the concurrent results
-//! depend on. `cargo run --release -p reclaimlab-validate --example smp_probe -- DIR`.
+//! guest's sizing, varying CPUs, the CPU-side costs and the seed, to see what the concurrent
+//! results depend on. `cargo run --release -p reclaimlab-validate --example smp_probe -- DIR`.
 use reclaimlab::sim::{run, RunOptions};
 use reclaimlab::workload::Scenario;
 use reclaimlab_validate::{fidelity, load_cells, model, suite};
@@ -44,6 +44,30 @@ fn main() {
                 fidelity::metric(&cn, "/w", "pswpout"),
             );
         }
+        // The model's own run-to-run spread: seeds 1..=5 (the scheduler's jitter), 2 CPUs.
+        let mut seeds = Vec::new();
+        for seed in 1..=5 {
+            let m = model::machine(&w.machine, &c.sizing, &h);
+            let scn = Scenario::from_trace(w.name, m, &h, &r).unwrap();
+            let pol = model::policy_for(c.kernel, c.mode, w.machine.min_ttl_ms);
+            let res = run(
+                &scn,
+                pol,
+                &RunOptions {
+                    seed,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            seeds.push(res.misses);
+        }
+        let (lo, hi) = (seeds.iter().min().unwrap(), seeds.iter().max().unwrap());
+        let mean = seeds.iter().sum::<u64>() as f64 / seeds.len() as f64;
+        line += &format!(
+            " | seeds 1-5: misses {lo}..{hi} ({:.2}%), mean {mean:.0} ({:+.1}%)",
+            (hi - lo) as f64 / km * 100.0,
+            (mean - km) / km * 100.0
+        );
         println!("{line}");
     }
 }
