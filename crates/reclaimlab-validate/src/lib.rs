@@ -10,7 +10,8 @@
 //! * [`console`]: the console log parsed into a [`console::GuestReport`] and into the
 //!   simulator's [`RunResult`].
 //! * [`model`]: the same trace on the model, in the matching kernel mode, sized as the guest.
-//! * [`suite`]: the workloads; [`fidelity`]: the fidelity table and the sign checks.
+//! * [`suite`]: the workloads (the default suite on one vCPU, `smp2` with concurrent processes
+//!   on two); [`fidelity`]: the fidelity table, the sign checks and the concurrent criteria.
 //!
 //! [`run_cell`] runs one workload on one kernel in one mode (boots and model); [`run_cells`]
 //! many, saving each finished cell so an interrupted suite can resume.

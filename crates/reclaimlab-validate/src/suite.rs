@@ -4,7 +4,8 @@
 //! (deterministic on one vCPU; kswapd stays asleep).
 //!
 //! To add a workload: write a generator returning a trace (header and records, seeded), and
-//! add a [`Workload`] to [`suite`] with its [`MachineSpec`].
+//! add a [`Workload`] to [`suite`] with its [`MachineSpec`]. Workloads whose processes run
+//! concurrently on two vCPUs go into [`smp2`] (`MachineSpec::cpus` = 2, records without times).
 
 use crate::guest::MachineSpec;
 use rand::{Rng, SeedableRng};
