@@ -171,9 +171,11 @@ struct MrcArgs {
 
 #[derive(Args)]
 struct ValidateArgs {
-    /// Run the whole suite: every workload x kernel x mode, --boots fresh boots each.
-    #[arg(long)]
-    suite: bool,
+    /// Run a whole suite: every workload x kernel x mode, --boots fresh boots each. `--suite`
+    /// alone is the default suite (one vCPU, serial replay); `--suite smp2` the concurrent one
+    /// (two vCPUs on multi-threaded TCG, processes replaying in parallel).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "default")]
+    suite: Option<String>,
     /// Workloads (comma-separated; `tiny` or suite names, see --list).
     #[arg(long, value_delimiter = ',')]
     workload: Vec<String>,
@@ -2056,15 +2058,19 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
     use reclaimlab_validate::{guest::Mode, packages::KernelKey, suite};
     if a.list {
         for w in suite::suite().into_iter().chain([suite::tiny()]) {
-            outln!("{:<18} {}", w.name, w.description);
+            outln!("{:<20} {}", w.name, w.description);
+        }
+        outln!("suite smp2:");
+        for w in suite::smp2() {
+            outln!("{:<20} {}", w.name, w.description);
         }
         return Ok(());
     }
-    let workloads = if a.suite {
+    let workloads = if let Some(name) = &a.suite {
         if !a.workload.is_empty() {
             return Err("give --suite or --workload, not both".into());
         }
-        suite::suite()
+        suite::suite_named(name)?
     } else {
         parse_each(&a.workload, suite::workload)?
     };
@@ -2100,7 +2106,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
         return Ok(());
     }
     let out = a.out.clone().or_else(|| {
-        (a.suite || a.table_only || a.remodel)
+        (a.suite.is_some() || a.table_only || a.remodel)
             .then(|| PathBuf::from("validation/results").join(reclaimlab_validate::today()))
     });
     let title = "reclaimlab fidelity: real kernels vs the model";

@@ -131,6 +131,9 @@ fn expectation(command: &str) -> Option<Expect> {
         }
         "reclaimlab validate --suite" => Heavy("boots every kernel and mode under QEMU (hours)"),
         "reclaimlab validate --suite --resume" => Heavy("boots every kernel and mode under QEMU"),
+        "reclaimlab validate --suite smp2 --boots 5" => {
+            Heavy("boots every kernel and mode with 2 vCPUs under QEMU (hours)")
+        }
         "reclaimlab validate --table-only --out validation/results/2026-11-23" => {
             Prints(&["# reclaimlab fidelity: real kernels vs the model", "| workload | kernel |"])
         }

@@ -38,6 +38,10 @@ fn bad_input_is_one_line_and_exit_2() {
         "unknown mode 'lru'",
     );
     assert_one_line_error(&reclaimlab(&["validate"]), "give --suite");
+    assert_one_line_error(
+        &reclaimlab(&["validate", "--suite", "smp3"]),
+        "unknown suite 'smp3'",
+    );
     let dir = std::env::temp_dir().join(format!("rl-validate-empty-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     assert_one_line_error(
@@ -66,6 +70,10 @@ fn lists_the_suite() {
         "dirty-writeback",
         "two-memcgs",
         "tiny",
+        "shared-mmap-2p",
+        "buffered-writers-3p",
+        "mixed-file-anon-2p",
+        "anon-file-2p",
     ] {
         assert!(text.contains(w), "{w} missing");
     }

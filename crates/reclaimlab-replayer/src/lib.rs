@@ -8,7 +8,8 @@
 //! # Format (all integers little-endian)
 //!
 //! ```text
-//! magic      8 bytes  "RLPLAN01"
+//! magic      8 bytes  "RLPLAN01" (serial) or "RLPLAN02" (flags follow)
+//! flags      u32      only after "RLPLAN02": bit 0 = concurrent (see below)
 //! n_memcgs   u32      then per memcg: u16 index, u16 length, path bytes (UTF-8, starts with '/')
 //! n_files    u32      then per file: u32 id, u64 size in pages, u16 length, name bytes
 //! n_procs    u32      then per process: u32 trace pid, u16 memcg index, u64 anon pages
@@ -19,11 +20,21 @@
 //! ```
 //!
 //! The memcg list holds every memcg a process uses (index 0, the root, is never listed).
+//!
+//! A serial plan (`RLPLAN01`, or `RLPLAN02` without the concurrent flag) is replayed strictly in
+//! record order, one process at a time. A concurrent plan (`RLPLAN02`, flag bit 0) gives every
+//! process all its records at once: the processes wait at a start barrier and then run their
+//! records (in record order within each process) in parallel, as the scheduler runs them. A
+//! plan without flags is always written as `RLPLAN01`, byte for byte as before the flag existed.
 
 use std::fmt;
 
 /// First bytes of every plan.
 pub const PLAN_MAGIC: &[u8; 8] = b"RLPLAN01";
+/// First bytes of a plan with a flags word.
+pub const PLAN_MAGIC_FLAGS: &[u8; 8] = b"RLPLAN02";
+/// Plan flag: processes replay in parallel after a start barrier.
+pub const FLAG_CONCURRENT: u32 = 1;
 /// File slot of an anonymous record.
 pub const ANON: u32 = u32::MAX;
 const WRITE_BIT: u32 = 1 << 31;
@@ -114,6 +125,8 @@ pub struct PlanHeader {
     pub files: Vec<PlanFile>,
     pub procs: Vec<PlanProc>,
     pub n_records: u64,
+    /// Processes replay concurrently (`RLPLAN02` with [`FLAG_CONCURRENT`]).
+    pub concurrent: bool,
 }
 
 impl PlanHeader {
@@ -144,7 +157,12 @@ impl std::error::Error for PlanError {}
 /// Writes a whole plan.
 pub fn encode_plan(h: &PlanHeader, records: &[PlanRecord]) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + records.len() * 16);
-    out.extend_from_slice(PLAN_MAGIC);
+    if h.concurrent {
+        out.extend_from_slice(PLAN_MAGIC_FLAGS);
+        out.extend_from_slice(&FLAG_CONCURRENT.to_le_bytes());
+    } else {
+        out.extend_from_slice(PLAN_MAGIC);
+    }
     out.extend_from_slice(&(h.memcgs.len() as u32).to_le_bytes());
     for m in &h.memcgs {
         out.extend_from_slice(&m.index.to_le_bytes());
@@ -210,10 +228,19 @@ impl<'a> Cursor<'a> {
 /// which the records start.
 pub fn decode_plan(b: &[u8]) -> Result<(PlanHeader, usize), PlanError> {
     let mut c = Cursor { b, at: 0 };
-    if c.take(8)? != PLAN_MAGIC {
-        return Err(PlanError("wrong magic (expected RLPLAN01)".into()));
-    }
     let mut h = PlanHeader::default();
+    let magic = c.take(8)?;
+    if magic == PLAN_MAGIC_FLAGS {
+        let flags = c.u32()?;
+        if flags & !FLAG_CONCURRENT != 0 {
+            return Err(PlanError(format!("unknown plan flags {flags:#x}")));
+        }
+        h.concurrent = flags & FLAG_CONCURRENT != 0;
+    } else if magic != PLAN_MAGIC {
+        return Err(PlanError(
+            "wrong magic (expected RLPLAN01 or RLPLAN02)".into(),
+        ));
+    }
     for _ in 0..c.u32()? {
         let index = c.u16()?;
         let path = c.string()?;
@@ -344,6 +371,7 @@ mod tests {
                 anon_pages: 4,
             }],
             n_records: 3,
+            concurrent: false,
         };
         let r = vec![
             PlanRecord::new(0, 0, 9, false, false),
@@ -374,11 +402,34 @@ mod tests {
         let b = encode_plan(&h, &r);
         assert!(decode_plan(&b[..b.len() - 1]).is_err());
         assert!(decode_plan(b"RLPLAN02").is_err());
+        assert!(decode_plan(b"RLPLAN03\0\0\0\0")
+            .unwrap_err()
+            .0
+            .contains("magic"));
+        let mut flags = b"RLPLAN02".to_vec();
+        flags.extend_from_slice(&2u32.to_le_bytes());
+        assert!(decode_plan(&flags).unwrap_err().0.contains("flags"));
         r.push(PlanRecord::new(0, 0, 10, false, false));
         assert!(decode_plan(&encode_plan(&h, &r))
             .unwrap_err()
             .0
             .contains("beyond"));
+    }
+
+    #[test]
+    fn concurrent_flag_round_trips_and_serial_plans_stay_v1() {
+        let (mut h, r) = sample();
+        let serial = encode_plan(&h, &r);
+        assert_eq!(&serial[..8], PLAN_MAGIC);
+        assert!(!decode_plan(&serial).unwrap().0.concurrent);
+        h.concurrent = true;
+        let b = encode_plan(&h, &r);
+        assert_eq!(&b[..8], PLAN_MAGIC_FLAGS);
+        assert_eq!(b.len(), serial.len() + 4);
+        let (h2, start) = decode_plan(&b).unwrap();
+        assert!(h2.concurrent);
+        assert_eq!(h2, h);
+        assert_eq!(&b[start..], &serial[serial.len() - 3 * 16..]);
     }
 
     #[test]

@@ -14,6 +14,14 @@
 //! single process). Before each access the replaying process asks `mincore()` whether the page
 //! is resident and records a miss if not.
 //!
+//! A concurrent plan (`RLPLAN02` with the concurrent flag) is not serialized: once every
+//! process has said it is ready (the start barrier) and the `before` counters are read, the
+//! coordinator gives each process all its records at once ("execute every record of yours", the
+//! "go" on each process's pipe, written back to back) and waits until all have finished; the
+//! processes run in parallel on the guest's CPUs, each in its own record order. The per-record
+//! miss bits are recorded the same way (a page another process faults in between the
+//! `mincore()` and the access still counts as a miss of both).
+//!
 //! Output sections, each starting with a line `=== NAME ===`: `replay config`, `meminfo before`,
 //! `vmstat before`, `memcg PATH before` (one per memcg and ancestor), `lru_gen before`, then
 //! after the replay the same `... after` sections, `misses` (per process), `missmap` (one bit per
@@ -275,6 +283,9 @@ fn child_main(
         for i in start..start + count {
             let r = rec(i);
             if r.proc_index() != me {
+                if h.concurrent {
+                    continue;
+                }
                 fail(format!("record {i} is not mine"));
             }
             let page = r.page as usize;
@@ -356,6 +367,9 @@ fn main() {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let _ = writeln!(out, "=== replay config ===");
     let _ = writeln!(out, "records {n}");
+    if h.concurrent {
+        let _ = writeln!(out, "concurrent 1");
+    }
     for p in &h.procs {
         let _ = writeln!(
             out,
@@ -421,7 +435,25 @@ fn main() {
         PlanRecord::from_bytes(unsafe { std::slice::from_raw_parts(records.add(i * 16), 16) })
             .proc_index()
     };
-    let mut i = 0;
+    if h.concurrent {
+        // The go: every process gets all its records, then all run in parallel.
+        let mut cmd = [0u8; 16];
+        cmd[8..16].copy_from_slice(&(n as u64).to_le_bytes());
+        for c in children.iter_mut() {
+            if !write_all(c.cmd_w, &cmd) {
+                c.dead = true;
+            }
+        }
+        for (p, c) in children.iter_mut().enumerate() {
+            let mut b = [0u8];
+            if c.dead || !read_exact(c.done_r, &mut b) {
+                c.dead = true;
+            } else if b[0] != b'D' {
+                die(&format!("process {} failed", h.procs[p].pid));
+            }
+        }
+    }
+    let mut i = if h.concurrent { n } else { 0 };
     while i < n {
         let p = rec_proc(i);
         let mut j = i + 1;

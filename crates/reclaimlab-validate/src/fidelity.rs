@@ -56,6 +56,18 @@ pub struct Cell {
     pub sizing: Sizing,
     pub kernel_runs: Vec<Counters>,
     pub model: Counters,
+    /// The guest's vCPUs and the model's CPUs (1, and not written, for the single-vCPU suite).
+    /// More than one: the concurrent criteria apply ([`concurrent_checks`]).
+    #[serde(default = "one_cpu", skip_serializing_if = "is_one_cpu")]
+    pub cpus: u32,
+}
+
+fn one_cpu() -> u32 {
+    1
+}
+
+fn is_one_cpu(n: &u32) -> bool {
+    *n == 1
 }
 
 /// Metrics compared, and whether each is a miss count (2% threshold) or another counter (10%).
@@ -165,6 +177,85 @@ pub fn rows(cells: &[Cell]) -> Vec<Row> {
                 model,
                 rel_err,
                 flagged: rel_err.is_none_or(|e| e.abs() > thr),
+            });
+        }
+    }
+    out
+}
+
+/// Metrics of the concurrent criteria (cells with more than one CPU), each with its threshold
+/// and whether the kernel's boot-to-boot range also counts: misses within 2% of the kernel mean;
+/// pgscan, pgsteal and the refaults within 10% or inside the kernel's min..max over boots; OOM
+/// kills equal to every boot's.
+pub const CONCURRENT_METRICS: &[(&str, f64, bool)] = &[
+    ("misses", MISS_THRESHOLD, false),
+    ("pgscan", COUNTER_THRESHOLD, true),
+    ("pgsteal", COUNTER_THRESHOLD, true),
+    ("workingset_refault_file", COUNTER_THRESHOLD, true),
+    ("workingset_refault_anon", COUNTER_THRESHOLD, true),
+    ("oom_kill", 0.0, false),
+];
+
+/// One concurrent criterion of one cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConcurrentCheck {
+    pub workload: String,
+    pub kernel: KernelKey,
+    pub mode: Mode,
+    pub metric: String,
+    pub boots: usize,
+    pub kernel_mean: f64,
+    pub kernel_min: f64,
+    pub kernel_max: f64,
+    /// (max − min) / mean over boots (0 when the mean is 0).
+    pub spread: f64,
+    pub model: f64,
+    /// (model − kernel mean) / kernel mean; None when the kernel mean is 0.
+    pub rel_err: Option<f64>,
+    /// "within 2%", "within 10%", "within spread", "equal", "both 0", or "beyond" (failed).
+    pub verdict: String,
+    pub pass: bool,
+}
+
+/// The concurrent criteria of every cell with more than one CPU (issue 11, part 5).
+pub fn concurrent_checks(cells: &[Cell]) -> Vec<ConcurrentCheck> {
+    let mut out = Vec::new();
+    for c in cells.iter().filter(|c| c.cpus > 1) {
+        for &(name, thr, spread_counts) in CONCURRENT_METRICS {
+            let xs: Vec<f64> = c
+                .kernel_runs
+                .iter()
+                .map(|r| metric(r, &c.memcg, name))
+                .collect();
+            let (mean, min, max) = mean_min_max(&xs);
+            let model = metric(&c.model, &c.memcg, name);
+            let rel_err = (mean != 0.0).then(|| (model - mean) / mean);
+            let (pass, verdict) = if name == "oom_kill" {
+                let eq = !xs.is_empty() && min == max && model == min;
+                (eq, if eq { "equal" } else { "beyond" }.to_string())
+            } else if mean == 0.0 && model == 0.0 {
+                (true, "both 0".to_string())
+            } else if rel_err.is_some_and(|e| e.abs() <= thr) {
+                (true, format!("within {:.0}%", thr * 100.0))
+            } else if spread_counts && !xs.is_empty() && (min..=max).contains(&model) {
+                (true, "within spread".to_string())
+            } else {
+                (false, "beyond".to_string())
+            };
+            out.push(ConcurrentCheck {
+                workload: c.workload.clone(),
+                kernel: c.kernel,
+                mode: c.mode,
+                metric: name.to_string(),
+                boots: xs.len(),
+                kernel_mean: mean,
+                kernel_min: min,
+                kernel_max: max,
+                spread: if mean != 0.0 { (max - min) / mean } else { 0.0 },
+                model,
+                rel_err,
+                verdict,
+                pass,
             });
         }
     }
@@ -355,6 +446,7 @@ pub fn markdown(cells: &[Cell], title: &str) -> String {
             if c.same { "yes" } else { "**no**" }
         );
     }
+    concurrent_markdown(&mut s, cells);
     let mut pk: BTreeMap<String, (String, String)> = BTreeMap::new();
     for c in cells {
         pk.insert(
@@ -394,6 +486,69 @@ pub fn markdown(cells: &[Cell], title: &str) -> String {
     s
 }
 
+/// The concurrent criteria as Markdown (nothing when no cell has more than one CPU).
+fn concurrent_markdown(s: &mut String, cells: &[Cell]) {
+    let checks = concurrent_checks(cells);
+    if checks.is_empty() {
+        return;
+    }
+    let mut cell_keys: Vec<(String, KernelKey, Mode)> = Vec::new();
+    for c in &checks {
+        let k = (c.workload.clone(), c.kernel, c.mode);
+        if !cell_keys.contains(&k) {
+            cell_keys.push(k);
+        }
+    }
+    let passed = cell_keys
+        .iter()
+        .filter(|(w, k, m)| {
+            checks
+                .iter()
+                .filter(|c| &c.workload == w && c.kernel == *k && c.mode == *m)
+                .all(|c| c.pass)
+        })
+        .count();
+    let _ = writeln!(
+        s,
+        "\n## Concurrent criteria\n\nCells with more than one vCPU (the guest on multi-threaded \
+         TCG, its clock from host time; the model with as many CPUs): misses within 2% of the \
+         kernel mean; pgscan, pgsteal and workingset_refault_* within 10% or inside the kernel's \
+         min..max over boots; OOM kills equal to every boot's. {passed} of {} cells meet every \
+         criterion.\n",
+        cell_keys.len()
+    );
+    let _ = writeln!(
+        s,
+        "| workload | kernel | mode | metric | boots | kernel mean | min..max | spread | model | err | verdict |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|");
+    for c in &checks {
+        let err = c
+            .rel_err
+            .map_or("n/a".to_string(), |e| format!("{:+.1}%", e * 100.0));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {}..{} | {:.2}% | {} | {} | {} |",
+            c.workload,
+            c.kernel,
+            c.mode,
+            c.metric,
+            c.boots,
+            fmt_num(c.kernel_mean),
+            fmt_num(c.kernel_min),
+            fmt_num(c.kernel_max),
+            c.spread * 100.0,
+            fmt_num(c.model),
+            err,
+            if c.pass {
+                c.verdict.clone()
+            } else {
+                format!("**{}**", c.verdict)
+            }
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,7 +586,48 @@ mod tests {
             sizing: Sizing::default(),
             kernel_runs: runs.iter().map(|&(m, s)| result(m, s)).collect(),
             model: result(model.0, model.1),
+            cpus: 1,
         }
+    }
+
+    #[test]
+    fn concurrent_criteria_use_the_spread_and_can_fail() {
+        let runs = [(1000, 500), (1010, 400), (990, 600)];
+        let one = cell_of(KernelKey::V6_12, Mode::Mglru, &runs, (1015, 580));
+        let one = std::slice::from_ref(&one);
+        assert!(concurrent_checks(one).is_empty(), "one CPU: none");
+        assert!(!markdown(one, "t").contains("Concurrent criteria"));
+        let smp = |model: (u64, u64)| Cell {
+            cpus: 2,
+            ..cell_of(KernelKey::V6_12, Mode::Mglru, &runs, model)
+        };
+        let find = |cs: &[ConcurrentCheck], m: &str| cs.iter().find(|c| c.metric == m).cloned();
+        // misses +1.5% (within 2%), pgscan +16% but inside 400..600: passes on the spread.
+        let ok = concurrent_checks(&[smp((1015, 580))]);
+        let m = find(&ok, "misses").unwrap();
+        assert!(m.pass && m.verdict == "within 2%");
+        let p = find(&ok, "pgscan").unwrap();
+        assert!(p.pass && p.verdict == "within spread", "{p:?}");
+        assert_eq!((p.kernel_min, p.kernel_max), (400.0, 600.0));
+        assert!((p.spread - 0.4).abs() < 1e-12);
+        assert!(find(&ok, "oom_kill").unwrap().pass);
+        // misses +3% fails; pgscan 650 is beyond 10% and beyond the range.
+        let bad = concurrent_checks(&[smp((1030, 650))]);
+        assert!(!find(&bad, "misses").unwrap().pass);
+        let p = find(&bad, "pgscan").unwrap();
+        assert!(!p.pass && p.verdict == "beyond");
+        // An OOM kill in the model and none in the kernel fails.
+        let mut kill = smp((1000, 500));
+        kill.model.memcgs[0].events.insert("oom_kill".into(), 1);
+        assert!(
+            !find(&concurrent_checks(&[kill.clone()]), "oom_kill")
+                .unwrap()
+                .pass
+        );
+        let md = markdown(&[kill], "t");
+        assert!(md.contains("## Concurrent criteria"));
+        assert!(md.contains("0 of 1 cells meet every criterion"));
+        assert!(md.contains("| oom_kill | 3 | 0 | 0..0 | 0.00% | 1 | n/a | **beyond** |"));
     }
 
     #[test]

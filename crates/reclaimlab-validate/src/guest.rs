@@ -61,6 +61,14 @@ pub struct MachineSpec {
     pub swappiness: u32,
     /// /sys/kernel/mm/lru_gen/min_ttl_ms.
     pub min_ttl_ms: u64,
+    /// vCPUs (qemu `-smp`); more than one boots with multi-threaded TCG and the guest clock from
+    /// host time (see [`crate::qemu::Boot::cpus`]), and the model runs with as many CPUs.
+    #[serde(default = "one_cpu")]
+    pub cpus: u32,
+}
+
+fn one_cpu() -> u32 {
+    1
 }
 
 /// Names of the trace files on the data disk.
@@ -226,6 +234,9 @@ pub fn init_script(
         // The kernel's default compressor (lzo-rle in 6.1, lz4 from 6.12, whose zram has its
         // own backends): zram's pool is not charged to memcgs, so it does not enter the counters.
         s.push_str("echo \"zram_comp $(cat /sys/block/zram0/comp_algorithm)\"\n");
+    }
+    if spec.cpus > 1 {
+        s.push_str("echo \"cpus $(awk '/^processor/ {n++} END {print n+0}' /proc/cpuinfo)\"\n");
     }
     for m in memcgs {
         s.push_str(&format!(
@@ -615,6 +626,7 @@ mod tests {
             zram_mib: Some(256),
             swappiness: 60,
             min_ttl_ms: 0,
+            cpus: 1,
         };
         let memcgs = memcg_tree(["/p/a".to_string(), "/p/b".to_string()]);
         assert_eq!(memcgs, vec!["/p", "/p/a", "/p/b"]);
@@ -642,6 +654,20 @@ mod tests {
             assert!(s.contains(needle), "missing {needle}");
         }
         assert!(!s.contains("/sys/fs/cgroup/p/a/cgroup.subtree_control"));
+        assert!(
+            !s.contains("echo \"cpus"),
+            "one CPU: the script is as before"
+        );
+        let smp = init_script(
+            &MachineSpec {
+                cpus: 2,
+                ..spec.clone()
+            },
+            Mode::Mglru,
+            &[],
+            &memcgs,
+        );
+        assert!(smp.contains("echo \"cpus $(awk"));
         let c = init_script(
             &MachineSpec {
                 zram_mib: None,

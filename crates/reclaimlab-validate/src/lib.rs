@@ -10,7 +10,8 @@
 //! * [`console`]: the console log parsed into a [`console::GuestReport`] and into the
 //!   simulator's [`RunResult`].
 //! * [`model`]: the same trace on the model, in the matching kernel mode, sized as the guest.
-//! * [`suite`]: the workloads; [`fidelity`]: the fidelity table and the sign checks.
+//! * [`suite`]: the workloads (the default suite on one vCPU, `smp2` with concurrent processes
+//!   on two); [`fidelity`]: the fidelity table, the sign checks and the concurrent criteria.
 //!
 //! [`run_cell`] runs one workload on one kernel in one mode (boots and model); [`run_cells`]
 //! many, saving each finished cell so an interrupted suite can resume.
@@ -160,6 +161,13 @@ pub fn check_guest_config(
     if (swap_kb > 0) != spec.zram_mib.is_some() {
         return Err(format!("guest: {swap_kb} KiB of swap"));
     }
+    if spec.cpus > 1 && get("cpus") != spec.cpus.to_string() {
+        return Err(format!(
+            "guest: {} CPUs online, wanted {}",
+            get("cpus"),
+            spec.cpus
+        ));
+    }
     for (path, max) in &spec.memcg_max {
         if get(&format!("memory.max {path}")) != max.to_string() {
             return Err(format!("guest: memory.max of {path} not set"));
@@ -204,6 +212,7 @@ pub fn boot_once(
         console: &console_path,
         timeout,
         icount,
+        cpus: w.machine.cpus,
     })?;
     let report = console::parse_console(&text)
         .map_err(|e| format!("{e} (console log: {})", console_path.display()))?;
@@ -227,7 +236,8 @@ pub fn run_cell(
 ) -> Result<Cell, String> {
     let k = packages::fetch_kernel(&opts.cache, key, &mut |m| (opts.log)(m))?;
     let (header, records) = w.trace();
-    let (ph, pr) = guest::build_plan(&header, &records)?;
+    let (mut ph, pr) = guest::build_plan(&header, &records)?;
+    ph.concurrent = w.concurrent();
     let plan = reclaimlab_replayer::encode_plan(&ph, &pr);
     let disk = guest::build_disk(&opts.cache, &ph.files)?;
     let scratch = qemu::scratch(&opts.cache, &format!("{}-{}-{}", w.name, key, mode))?;
@@ -280,11 +290,14 @@ pub fn run_cell(
         packages: k.package_versions(),
         release: k.release.clone(),
         model_policy,
-        guest_clock: if opts.icount {
+        guest_clock: if w.machine.cpus > 1 {
+            format!("host (-smp {}, multi-threaded TCG)", w.machine.cpus)
+        } else if opts.icount {
             format!("icount {}", qemu::ICOUNT)
         } else {
             "host".to_string()
         },
+        cpus: w.machine.cpus,
         sizing,
         kernel_runs: runs,
         model: fidelity::Counters::of(&model),
@@ -329,7 +342,11 @@ pub fn load_cells(dir: &Path) -> Result<Vec<Cell>, String> {
             cells.push(c);
         }
     }
-    let order: Vec<&str> = suite::suite().iter().map(|w| w.name).collect();
+    let order: Vec<&str> = suite::suite()
+        .iter()
+        .chain(suite::smp2().iter())
+        .map(|w| w.name)
+        .collect();
     cells.sort_by_key(|c| {
         (
             order
@@ -418,10 +435,14 @@ pub fn civil_date(days: u64) -> String {
 pub fn write_results(out: &Path, cells: &[Cell], title: &str) -> Result<String, String> {
     let md = fidelity::markdown(cells, title);
     write_atomic(&out.join("fidelity.md"), md.as_bytes())?;
-    let summary = serde_json::json!({
+    let mut summary = serde_json::json!({
         "rows": fidelity::rows(cells),
         "sign_checks": fidelity::sign_checks(cells),
     });
+    let concurrent = fidelity::concurrent_checks(cells);
+    if !concurrent.is_empty() {
+        summary["concurrent_checks"] = serde_json::json!(concurrent);
+    }
     write_atomic(
         &out.join("fidelity.json"),
         serde_json::to_string_pretty(&summary)

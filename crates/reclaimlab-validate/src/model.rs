@@ -6,7 +6,8 @@
 //! the replay (page tables, slab, kernel stacks, the per-CPU charge stock), averaged over the
 //! boots, and the model's memory.max is the limit minus that overhead: the user pages the
 //! kernel actually kept resident at the limit. The machine has the guest's MemTotal and
-//! min_free_kbytes, one CPU, the zram size, swappiness and dirty ratios read back from the guest.
+//! min_free_kbytes, as many CPUs as the guest has vCPUs (one for the main suite), the zram
+//! size, swappiness and dirty ratios read back from the guest.
 
 use crate::console::GuestReport;
 use crate::guest::{memcg_tree, MachineSpec, Mode};
@@ -113,7 +114,8 @@ pub fn sizing(spec: &MachineSpec, reports: &[GuestReport]) -> Result<Sizing, Str
 pub fn machine(spec: &MachineSpec, sizing: &Sizing, header: &TraceHeader) -> MachineConfig {
     // The guest turns readahead and fault-around off (guest.rs); so does the model.
     let mut m = MachineConfig::simple(sizing.mem_pages.max(256)).one_page_per_fault();
-    m.cpus = 1;
+    // As many CPUs as the guest has vCPUs; `Scenario::from_trace` puts process i on CPU i % cpus.
+    m.cpus = spec.cpus.max(1);
     m.min_free_kbytes = sizing.min_free_kbytes;
     m.swappiness = spec.swappiness;
     if let Some(d) = sizing.dirty_ratio {

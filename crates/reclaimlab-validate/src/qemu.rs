@@ -1,6 +1,12 @@
 //! Booting the guest: qemu-system-x86_64 with TCG (KVM here cannot run stock kernels), one
 //! vCPU, the serial console to a file, the data disk as a virtio disk with `snapshot=on` (every
 //! boot starts from the pristine image), no reboot.
+//!
+//! With more than one vCPU ([`Boot::cpus`], the `smp2` suite) the guest runs on multi-threaded
+//! TCG (`-accel tcg,thread=multi`, one host thread per vCPU) so that its CPUs really run in
+//! parallel. `-icount` forces single-threaded TCG (qemu refuses `thread=multi` with it), so such
+//! a guest's clock follows host time: time-based kernel decisions then vary from boot to boot,
+//! which is why concurrent cells are judged against the kernel's boot-to-boot spread.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,7 +25,11 @@ pub struct Boot<'a> {
     /// Drive the guest clock by the instruction count (`-icount shift=4,sleep=off`): guest time
     /// no longer depends on how fast the host emulates, so time-based kernel decisions (stats
     /// flush ratelimits, writeback timers) repeat exactly from boot to boot.
+    /// Incompatible with more than one CPU (see the module doc): [`qemu_args`] leaves it out.
     pub icount: bool,
+    /// vCPUs: 1 is the single-threaded TCG guest of the main suite; more boot with `-smp N` on
+    /// multi-threaded TCG.
+    pub cpus: u32,
 }
 
 /// The `-icount` setting used when [`Boot::icount`] is set.
@@ -36,20 +46,21 @@ pub fn qemu_args(b: &Boot) -> Vec<String> {
 }
 
 fn base_args(b: &Boot) -> Vec<String> {
-    let mut a: Vec<String> = if b.icount {
+    let smp = b.cpus > 1;
+    let mut a: Vec<String> = if b.icount && !smp {
         vec!["-icount".into(), ICOUNT.into()]
     } else {
         Vec::new()
     };
     a.extend([
         "-accel".into(),
-        "tcg".into(),
+        if smp { "tcg,thread=multi" } else { "tcg" }.into(),
         "-machine".into(),
         "pc".into(),
         "-m".into(),
         format!("{}", b.memory_mib),
         "-smp".into(),
-        "1".into(),
+        format!("{}", b.cpus.max(1)),
         "-nodefaults".into(),
         "-no-user-config".into(),
         "-display".into(),
@@ -141,13 +152,36 @@ mod tests {
             console: Path::new("/c.log"),
             timeout: Duration::from_secs(1),
             icount: true,
+            cpus: 1,
         };
-        let a = qemu_args(&b).join(" ");
+        let a = base_args(&b).join(" ");
         assert!(a.contains("-icount shift=4,sleep=off"));
-        assert!(a.contains("-accel tcg"));
+        assert!(a.contains("-accel tcg "));
+        assert!(!a.contains("thread=multi"));
         assert!(a.contains("-smp 1"));
         assert!(a.contains("file=/d.ext4,if=virtio,format=raw,snapshot=on"));
         assert!(a.contains("-serial file:/c.log"));
         assert!(!a.contains("kvm"));
+    }
+
+    #[test]
+    fn two_cpus_use_mttcg_without_icount() {
+        let b = Boot {
+            vmlinuz: Path::new("/k"),
+            initrd: Path::new("/i"),
+            disk: Path::new("/d.ext4"),
+            memory_mib: 512,
+            cmdline: "console=ttyS0",
+            console: Path::new("/c.log"),
+            timeout: Duration::from_secs(1),
+            icount: true,
+            cpus: 2,
+        };
+        let a = base_args(&b);
+        let s = a.join(" ");
+        assert!(s.contains("-smp 2"));
+        assert!(s.contains("-accel tcg,thread=multi"));
+        assert!(!a.iter().any(|x| x == "-icount"), "icount forbids MTTCG");
+        assert!(!s.contains("kvm"));
     }
 }

@@ -4,7 +4,8 @@
 //! (deterministic on one vCPU; kswapd stays asleep).
 //!
 //! To add a workload: write a generator returning a trace (header and records, seeded), and
-//! add a [`Workload`] to [`suite`] with its [`MachineSpec`].
+//! add a [`Workload`] to [`suite`] with its [`MachineSpec`]. Workloads whose processes run
+//! concurrently on two vCPUs go into [`smp2`] (`MachineSpec::cpus` = 2, records without times).
 
 use crate::guest::MachineSpec;
 use rand::{Rng, SeedableRng};
@@ -33,6 +34,10 @@ impl Workload {
     pub fn trace(&self) -> (TraceHeader, Vec<TraceRecord>) {
         (self.generate)(SUITE_SEED)
     }
+    /// Processes replay in parallel (the `smp2` suite): more than one vCPU.
+    pub fn concurrent(&self) -> bool {
+        self.machine.cpus > 1
+    }
     /// The memcg whose counters are compared: the one with a limit (the top one if several).
     pub fn limited_memcg(&self) -> Option<&str> {
         self.machine.memcg_max.keys().next().map(|s| s.as_str())
@@ -49,6 +54,7 @@ fn spec(limits: &[(&str, u64)], zram_mib: Option<u64>) -> MachineSpec {
         zram_mib,
         swappiness: 60,
         min_ttl_ms: 0,
+        cpus: 1,
     }
 }
 
@@ -275,6 +281,170 @@ pub fn suite() -> Vec<Workload> {
     ]
 }
 
+/// `(pid, record)` streams of several processes merged round-robin (for a readable trace; a
+/// concurrent plan runs each process's records in its own order whatever the merge).
+fn round_robin(g: &mut Gen, streams: Vec<Vec<(u32, PageRef, Op, Via)>>) {
+    let longest = streams.iter().map(|s| s.len()).max().unwrap_or(0);
+    for i in 0..longest {
+        for s in &streams {
+            if let Some(&(pid, page, op, via)) = s.get(i) {
+                g.push(pid, 1, page, op, via);
+            }
+        }
+    }
+}
+
+/// Two processes in /w fault one 64 MiB file through their own shared mappings (loads), Zipf
+/// 0.9 with different seeds, concurrently, 60k accesses each.
+fn shared_mmap_2p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 16384)]);
+    let streams = (0..2u32)
+        .map(|k| {
+            zipf(16384, 0.9, seed + k as u64)
+                .take(60_000)
+                .map(|p| {
+                    (
+                        k + 1,
+                        PageRef::File { file: 0, page: p },
+                        Op::Read,
+                        Via::Mmap,
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    round_robin(&mut g, streams);
+    g.done()
+}
+
+/// Three buffered writers in /w, each on its own 24 MiB file (Zipf 0.9, 70% pwrite of whole
+/// pages, 30% pread), concurrently, 35k accesses each: 72 MiB of page cache, much of it dirty,
+/// under a 32 MiB limit.
+fn buffered_writers_3p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 6144), (1, 6144), (2, 6144)]);
+    let streams = (0..3u32)
+        .map(|k| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (0xd0 + k as u64));
+            zipf(6144, 0.9, seed + k as u64)
+                .take(35_000)
+                .map(|p| {
+                    let op = op_of(&mut rng, 70);
+                    (k + 1, PageRef::File { file: k, page: p }, op, Via::Fd)
+                })
+                .collect()
+        })
+        .collect();
+    round_robin(&mut g, streams);
+    g.done()
+}
+
+/// Two allocators in /w, concurrently: one writes 24 MiB of anonymous memory once, then Zipf
+/// 0.9 over it with 30% stores (60k accesses); the other preads a 48 MiB file, Zipf 0.9 (60k
+/// accesses); zram swap. The anonymous process, which does no I/O, finishes long before the
+/// reader: its pages are swapped out but never in.
+fn anon_file_2p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 12288)]);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb0);
+    let anon: Vec<_> = (0..6144)
+        .map(|p| (1, PageRef::Anon { page: p }, Op::Write, Via::Mmap))
+        .chain(
+            zipf(6144, 0.9, seed)
+                .take(60_000)
+                .map(|p| (1, PageRef::Anon { page: p }, op_of(&mut rng, 30), Via::Mmap)),
+        )
+        .collect();
+    let file: Vec<_> = zipf(12288, 0.9, seed + 1)
+        .take(60_000)
+        .map(|p| (2, PageRef::File { file: 0, page: p }, Op::Read, Via::Fd))
+        .collect();
+    round_robin(&mut g, vec![anon, file]);
+    g.done()
+}
+
+/// Two processes in /w, each the single-vCPU suite's mix at half the size, concurrently: 12 MiB
+/// of its own anonymous memory written once, then Zipf 0.9 over it (30% stores) interleaved 1:1
+/// with pread of one shared 48 MiB file (Zipf 0.9, its own seed), 45k of each; zram swap. Both
+/// processes allocate anonymous memory and page cache for their whole run.
+fn mixed_file_anon_2p(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 12288)]);
+    let streams = (0..2u32)
+        .map(|k| {
+            let pid = k + 1;
+            let s = seed + 2 * k as u64;
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (0xe0 + k as u64));
+            let mut v: Vec<_> = (0..3072)
+                .map(|p| (pid, PageRef::Anon { page: p }, Op::Write, Via::Mmap))
+                .collect();
+            let mut a = zipf(3072, 0.9, s);
+            let mut f = zipf(12288, 0.9, s + 1);
+            for _ in 0..45_000 {
+                let op = op_of(&mut rng, 30);
+                v.push((
+                    pid,
+                    PageRef::Anon {
+                        page: a.next().unwrap(),
+                    },
+                    op,
+                    Via::Mmap,
+                ));
+                let page = f.next().unwrap();
+                v.push((pid, PageRef::File { file: 0, page }, Op::Read, Via::Fd));
+            }
+            v
+        })
+        .collect();
+    round_robin(&mut g, streams);
+    g.done()
+}
+
+fn smp_spec(limits: &[(&str, u64)], zram_mib: Option<u64>, cpus: u32) -> MachineSpec {
+    MachineSpec {
+        cpus,
+        ..spec(limits, zram_mib)
+    }
+}
+
+/// The `smp2` suite: two vCPUs (multi-threaded TCG) and concurrent processes, so reclaimers run
+/// concurrently in one memcg (issue 11, part 5). Records carry no times: in the model every
+/// process runs back to back on its own simulated CPU, as the simulator schedules its tasks.
+pub fn smp2() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "shared-mmap-2p",
+            description: "2 processes load one 64 MiB MAP_SHARED file, Zipf 0.9, 32 MiB memcg, 2 vCPUs",
+            machine: smp_spec(&[("/w", 32 * MIB)], None, 2),
+            generate: shared_mmap_2p,
+        },
+        Workload {
+            name: "buffered-writers-3p",
+            description: "3 writers, own 24 MiB file each, Zipf 0.9, 70% pwrite, 32 MiB memcg, 2 vCPUs",
+            machine: smp_spec(&[("/w", 32 * MIB)], None, 2),
+            generate: buffered_writers_3p,
+        },
+        Workload {
+            name: "mixed-file-anon-2p",
+            description: "2 processes, each 12 MiB anon (Zipf, 30% stores) 1:1 with pread of one 48 MiB file, 32 MiB memcg, zram, 2 vCPUs",
+            machine: smp_spec(&[("/w", 32 * MIB)], Some(256), 2),
+            generate: mixed_file_anon_2p,
+        },
+        Workload {
+            name: "anon-file-2p",
+            description: "24 MiB anon (Zipf, 30% stores) in one process, 48 MiB file pread in another, 32 MiB memcg, zram, 2 vCPUs",
+            machine: smp_spec(&[("/w", 32 * MIB)], Some(256), 2),
+            generate: anon_file_2p,
+        },
+    ]
+}
+
+/// A suite by name: `default` (one vCPU, serial replay) or `smp2` (two vCPUs, concurrent).
+pub fn suite_named(name: &str) -> Result<Vec<Workload>, String> {
+    match name {
+        "default" | "" => Ok(suite()),
+        "smp2" => Ok(smp2()),
+        _ => Err(format!("unknown suite '{name}' (expected default or smp2)")),
+    }
+}
+
 /// The workload of the opt-in boot test (not part of the suite).
 pub fn tiny() -> Workload {
     Workload {
@@ -285,13 +455,14 @@ pub fn tiny() -> Workload {
     }
 }
 
-/// A workload by name (the suite's or `tiny`).
+/// A workload by name (either suite's or `tiny`).
 pub fn workload(name: &str) -> Result<Workload, String> {
     if name == "tiny" {
         return Ok(tiny());
     }
-    suite().into_iter().find(|w| w.name == name).ok_or_else(|| {
-        let names: Vec<&str> = suite().iter().map(|w| w.name).collect();
+    let all = || suite().into_iter().chain(smp2());
+    all().find(|w| w.name == name).ok_or_else(|| {
+        let names: Vec<&str> = all().map(|w| w.name).collect();
         format!(
             "unknown workload '{name}' (expected tiny or one of {})",
             names.join(", ")
@@ -325,7 +496,47 @@ mod tests {
             assert_eq!(r3, r, "{} survives the native format", w.name);
             assert_eq!(h3.memcgs, h.memcgs);
         }
+        assert!(s.iter().all(|w| !w.concurrent() && w.machine.cpus == 1));
         assert!(workload("nope").err().unwrap().contains("unknown workload"));
         assert_eq!(workload("tiny").unwrap().trace().1.len(), 6000);
+    }
+
+    #[test]
+    fn smp2_has_three_deterministic_concurrent_workloads() {
+        let s = smp2();
+        assert!(s.len() >= 3);
+        for w in &s {
+            assert!(w.concurrent() && w.machine.cpus == 2, "{}", w.name);
+            let (h, r) = w.trace();
+            assert_eq!(
+                (h.clone(), r.clone()),
+                w.trace(),
+                "{} is deterministic",
+                w.name
+            );
+            let pids: std::collections::BTreeSet<u32> = r.iter().map(|x| x.pid).collect();
+            assert!(pids.len() >= 2, "{}: concurrent processes", w.name);
+            assert!(
+                r.iter().all(|x| x.time_ns == 0),
+                "{}: no serializing times",
+                w.name
+            );
+            assert!(r.iter().all(|x| x.memcg == 1), "{}: one memcg", w.name);
+            assert_eq!(w.limited_memcg(), Some("/w"));
+            let (mut ph, pr) = crate::guest::build_plan(&h, &r).unwrap();
+            ph.concurrent = w.concurrent();
+            let bytes = reclaimlab_replayer::encode_plan(&ph, &pr);
+            assert_eq!(&bytes[..8], reclaimlab_replayer::PLAN_MAGIC_FLAGS);
+            assert!(
+                reclaimlab_replayer::decode_plan(&bytes)
+                    .unwrap()
+                    .0
+                    .concurrent
+            );
+            assert_eq!(workload(w.name).unwrap().machine, w.machine);
+        }
+        assert_eq!(suite_named("smp2").unwrap().len(), s.len());
+        assert_eq!(suite_named("default").unwrap().len(), suite().len());
+        assert!(suite_named("smp3").err().unwrap().contains("unknown suite"));
     }
 }
