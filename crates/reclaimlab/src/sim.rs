@@ -207,7 +207,6 @@ enum Ev {
     Thread(u32),
     /// A CPU picks its next task (`sched.rs`).
     Dispatch(u32),
-    LruGenSample,
     LruGenCmd(usize),
     Agent(u32),
 }
@@ -534,7 +533,8 @@ struct Engine {
     lru_gen_samples: Vec<(u64, String)>,
     lru_gen_results: Vec<LruGenCommandResult>,
     schedule: Vec<(u64, String)>,
-    sample_every: Option<u64>,
+    /// The next lru_gen sample's time and the period (`RunOptions::lru_gen_sample_ns`).
+    sample_every: Option<(u64, u64)>,
     barriers: BTreeMap<u16, BarrierState>,
     /// Durations of every completed operation, their power-of-two buckets in seconds and in
     /// microseconds, and the window from the first OpBegin to the last OpEnd.
@@ -902,8 +902,9 @@ impl Engine {
             self.push(t, Ev::LruGenCmd(i));
         }
         if let Some(every) = opts.lru_gen_sample_ns.filter(|&e| e > 0) {
-            self.sample_every = Some(every);
-            self.push(every, Ev::LruGenSample);
+            // Not a queued event: an event in the queue would move the tasks' preemption
+            // points (`yield_at`), so sampling would change the run.
+            self.sample_every = Some((every, every));
         }
     }
 
@@ -1019,6 +1020,7 @@ impl Engine {
                 (None, Some(b)) => b,
             };
             self.take_samples(|due| due < t)?;
+            self.take_lru_gen_samples(|due| due < t)?;
             if opts.max_sim_ns.is_some_and(|max| t > max) {
                 break;
             }
@@ -1045,16 +1047,6 @@ impl Engine {
                             }
                         }
                     }
-                    Ev::LruGenSample => {
-                        self.sample_lru_gen(t);
-                        if self.lru_gen_samples.len() > MAX_LRU_GEN_SAMPLES {
-                            return Err(format!(
-                                "--lru-gen-sample-ms: more than {MAX_LRU_GEN_SAMPLES} samples by \
-                                 {:.3} s of simulated time; sample less often",
-                                t as f64 / 1e9
-                            ));
-                        }
-                    }
                     Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
                     Ev::Agent(k) => self.wake_agent(k as usize, t),
                 }
@@ -1078,6 +1070,7 @@ impl Engine {
         }
         let end = self.now;
         self.take_samples(|due| due <= end)?;
+        self.take_lru_gen_samples(|due| due <= end)?;
         // Threads still running at the time limit finish there.
         for th in self.threads.iter_mut().filter(|th| !th.done) {
             th.finish = self.now;
@@ -1595,19 +1588,36 @@ impl Engine {
         c
     }
 
-    fn sample_lru_gen(&mut self, t: u64) {
-        if let Backend::Kernel { m, pol } = &mut self.backend {
-            m.ctx = Ctx {
-                now: t,
-                ..Ctx::default()
-            };
-            if let Some(s) = pol.lru_gen_show(m, false) {
-                self.lru_gen_samples.push((t, s));
+    /// Takes every lru_gen sample due (`due(time)`): the lru_gen file as it shows at the
+    /// sample's time (`lru_gen_seq_show` reads the clock for the generations' ages), read
+    /// without changing the model, with the machine's context put back as it was.
+    fn take_lru_gen_samples(&mut self, due: impl Fn(u64) -> bool) -> Result<(), String> {
+        while let Some((at, every)) = self.sample_every {
+            if !due(at) {
+                break;
             }
+            if let Backend::Kernel { m, pol } = &mut self.backend {
+                let saved = m.ctx;
+                m.ctx = Ctx {
+                    now: at,
+                    ..Ctx::default()
+                };
+                let shown = pol.lru_gen_show(m, false);
+                m.ctx = saved;
+                if let Some(s) = shown {
+                    self.lru_gen_samples.push((at, s));
+                }
+            }
+            if self.lru_gen_samples.len() > MAX_LRU_GEN_SAMPLES {
+                return Err(format!(
+                    "--lru-gen-sample-ms: more than {MAX_LRU_GEN_SAMPLES} samples by \
+                     {:.3} s of simulated time; sample less often",
+                    at as f64 / 1e9
+                ));
+            }
+            self.sample_every = Some((at + every, every));
         }
-        if let Some(every) = self.sample_every {
-            self.push(t + every, Ev::LruGenSample);
-        }
+        Ok(())
     }
 
     /// A write to /sys/kernel/debug/lru_gen by the proactive-reclaim schedule.

@@ -269,13 +269,42 @@ fn policy_spec_accepts_every_switch_name_and_round_trips() {
     );
     for w in Switch::ALL {
         assert_eq!(w.name().parse::<Switch>(), Ok(w));
-        let on = format!("mglru:7.1+{w}");
+        // A switch comes with the ones it requires (12 needs 10; 13, 14 and 15 need 11):
+        // alone it is refused, naming the requirement.
+        let needs: String = w.requires().iter().map(|r| format!("+{r}")).collect();
+        if let Some(r) = w.requires().first() {
+            let err = format!("mglru:7.1+{w}").parse::<PolicySpec>().unwrap_err();
+            assert!(err.contains(&format!("requires '{r}'")), "{err}");
+        }
+        let on = format!("mglru:7.1{needs}+{w}");
         let c = mglru_cfg(&on);
-        assert_eq!(c.switches, Switches::NONE.with(w), "{on}");
-        assert_eq!(PolicySpec::Mglru(c).to_string(), on);
-        let off = format!("mglru:7.2-{w}");
+        let with_needs = w
+            .requires()
+            .iter()
+            .fold(Switches::NONE.with(w), |s, r| s.with(*r));
+        assert_eq!(c.switches, with_needs, "{on}");
+        assert_eq!(PolicySpec::Mglru(c).to_string().parse(), Ok(PolicySpec::Mglru(c)));
+        // Removing a switch removes what requires it too (as reverting a patch reverts the
+        // ones built on it).
+        let dependents: Vec<Switch> = Switch::SERIES
+            .into_iter()
+            .filter(|d| d.requires().contains(&w))
+            .collect();
+        if let Some(d) = dependents.first() {
+            let err = format!("mglru:7.2-{w}").parse::<PolicySpec>().unwrap_err();
+            assert!(err.contains(&format!("'{d}' requires '{w}'")), "{err}");
+        }
+        let minus: String = dependents.iter().map(|d| format!("-{d}")).collect();
+        let off = format!("mglru:7.2-{w}{minus}");
         let c = mglru_cfg(&off);
-        assert_eq!(c.switches, Switches::series().without(w), "{off}");
+        let without = dependents
+            .iter()
+            .fold(Switches::series().without(w), |s, d| s.without(*d));
+        assert_eq!(c.switches, without, "{off}");
+        if !dependents.is_empty() {
+            assert_eq!(PolicySpec::Mglru(c).to_string().parse(), Ok(PolicySpec::Mglru(c)));
+            continue;
+        }
         // fg-promotion and the 7.2.13 changes are not in 7.2: removing them is a no-op and is
         // not printed.
         let shown = if !Switch::SERIES.contains(&w) {
