@@ -29,9 +29,12 @@ pub fn memcg_id(memcg: u16) -> u64 {
 }
 
 /// Milliseconds since a generation's birth: `jiffies_to_msecs(jiffies - birth)`, whole jiffies
-/// times 1000 / HZ, as the kernel's `unsigned int`.
+/// times 1000 / HZ, as the kernel's `unsigned int`. The kernel's births are never in the
+/// future; the model's can be, by the length of a step: a task's operation runs its own clock
+/// past the event time at which a reader (a sample between events) shows the file. Such a
+/// generation is shown 0 ms old, not as a wrapped negative age (4294967268 ms).
 fn age_ms(now: u64, birth: u64) -> u32 {
-    let jiffies = (now / NS_PER_JIFFY).wrapping_sub(birth / NS_PER_JIFFY);
+    let jiffies = (now / NS_PER_JIFFY).saturating_sub(birth / NS_PER_JIFFY);
     (1000 / HZ).wrapping_mul(jiffies) as u32
 }
 
@@ -569,6 +572,9 @@ mod tests {
     fn age_is_in_whole_jiffies() {
         assert_eq!(age_ms(10 * NS_PER_JIFFY + 1, 0), 40);
         assert_eq!(age_ms(NS_PER_JIFFY - 1, 0), 0);
+        // A birth after the reader's time (a step's own clock ran ahead) is 0 ms, not -28 ms
+        // wrapped to 4294967268.
+        assert_eq!(age_ms(100 * NS_PER_JIFFY, 107 * NS_PER_JIFFY), 0);
     }
 
     #[test]
