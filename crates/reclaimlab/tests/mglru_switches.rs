@@ -283,7 +283,10 @@ fn policy_spec_accepts_every_switch_name_and_round_trips() {
             .iter()
             .fold(Switches::NONE.with(w), |s, r| s.with(*r));
         assert_eq!(c.switches, with_needs, "{on}");
-        assert_eq!(PolicySpec::Mglru(c).to_string().parse(), Ok(PolicySpec::Mglru(c)));
+        assert_eq!(
+            PolicySpec::Mglru(c).to_string().parse(),
+            Ok(PolicySpec::Mglru(c))
+        );
         // Removing a switch removes what requires it too (as reverting a patch reverts the
         // ones built on it).
         let dependents: Vec<Switch> = Switch::SERIES
@@ -302,7 +305,10 @@ fn policy_spec_accepts_every_switch_name_and_round_trips() {
             .fold(Switches::series().without(w), |s, d| s.without(*d));
         assert_eq!(c.switches, without, "{off}");
         if !dependents.is_empty() {
-            assert_eq!(PolicySpec::Mglru(c).to_string().parse(), Ok(PolicySpec::Mglru(c)));
+            assert_eq!(
+                PolicySpec::Mglru(c).to_string().parse(),
+                Ok(PolicySpec::Mglru(c))
+            );
             continue;
         }
         // fg-promotion and the 7.2.13 changes are not in 7.2: removing them is a no-op and is
