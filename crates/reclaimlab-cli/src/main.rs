@@ -173,7 +173,8 @@ struct MrcArgs {
 struct ValidateArgs {
     /// Run a whole suite: every workload x kernel x mode, --boots fresh boots each. `--suite`
     /// alone is the default suite (one vCPU, serial replay); `--suite smp2` the concurrent one
-    /// (two vCPUs on multi-threaded TCG, processes replaying in parallel).
+    /// (two vCPUs on multi-threaded TCG, processes replaying in parallel); `--suite readahead`
+    /// one vCPU with the kernel's default readahead (128 KiB) and fault-around (64 KiB).
     #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "default")]
     suite: Option<String>,
     /// Workloads (comma-separated; `tiny` or suite names, see --list).
@@ -2062,6 +2063,10 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
         }
         outln!("suite smp2:");
         for w in suite::smp2() {
+            outln!("{:<20} {}", w.name, w.description);
+        }
+        outln!("suite readahead:");
+        for w in suite::readahead() {
             outln!("{:<20} {}", w.name, w.description);
         }
         return Ok(());

@@ -65,10 +65,32 @@ pub struct MachineSpec {
     /// host time (see [`crate::qemu::Boot::cpus`]), and the model runs with as many CPUs.
     #[serde(default = "one_cpu")]
     pub cpus: u32,
+    /// The data disk's /sys/block/vda/queue/read_ahead_kb (the ext4 file system's `bdi->ra_pages`
+    /// x 4, which every open file's `f_ra.ra_pages` starts from); 0 turns readahead off.
+    #[serde(default)]
+    pub read_ahead_kb: u32,
+    /// /sys/kernel/debug/fault_around_bytes; 4096 (one page) turns fault-around off.
+    #[serde(default = "no_fault_around")]
+    pub fault_around_bytes: u64,
 }
 
 fn one_cpu() -> u32 {
     1
+}
+
+/// `fault_around_bytes` of one page: fault-around off.
+pub const FAULT_AROUND_OFF: u64 = 4096;
+
+fn no_fault_around() -> u64 {
+    FAULT_AROUND_OFF
+}
+
+impl MachineSpec {
+    /// Readahead and fault-around both off (every fault and every read brings in one page), the
+    /// setting of the default and smp2 suites.
+    pub fn one_page_per_fault(&self) -> bool {
+        self.read_ahead_kb == 0 && self.fault_around_bytes == FAULT_AROUND_OFF
+    }
 }
 
 /// Names of the trace files on the data disk.
@@ -175,13 +197,18 @@ pub fn init_script(
     }
     s.push_str(
         "i=0; while [ ! -b /dev/vda ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n\
-         [ -b /dev/vda ] || fail \"no /dev/vda\"\n\
-         echo 0 > /sys/block/vda/queue/read_ahead_kb || fail read_ahead_kb\n\
+         [ -b /dev/vda ] || fail \"no /dev/vda\"\n",
+    );
+    // The data disk's readahead window is its bdi's (the ext4 file system on vda shares the
+    // disk's bdi), set before the mount and before the replayer opens any file.
+    s.push_str(&format!(
+        "echo {} > /sys/block/vda/queue/read_ahead_kb || fail read_ahead_kb\n\
          mkdir -p /data\n\
          mount -t ext4 -o noatime /dev/vda /data || fail \"mount /dev/vda\"\n\
-         echo 4096 > /sys/kernel/debug/fault_around_bytes || fail fault_around_bytes\n\
+         echo {} > /sys/kernel/debug/fault_around_bytes || fail fault_around_bytes\n\
          echo 0 > /proc/sys/vm/page-cluster || fail page-cluster\n",
-    );
+        spec.read_ahead_kb, spec.fault_around_bytes
+    ));
     s.push_str(&format!(
         "echo {} > /proc/sys/vm/swappiness || fail swappiness\n",
         spec.swappiness
@@ -627,7 +654,10 @@ mod tests {
             swappiness: 60,
             min_ttl_ms: 0,
             cpus: 1,
+            read_ahead_kb: 0,
+            fault_around_bytes: FAULT_AROUND_OFF,
         };
+        assert!(spec.one_page_per_fault());
         let memcgs = memcg_tree(["/p/a".to_string(), "/p/b".to_string()]);
         assert_eq!(memcgs, vec!["/p", "/p/a", "/p/b"]);
         let s = init_script(
@@ -668,6 +698,31 @@ mod tests {
             &memcgs,
         );
         assert!(smp.contains("echo \"cpus $(awk"));
+        // The readahead suite's kernel defaults reach the script, in place of the off values.
+        let ra_spec = MachineSpec {
+            read_ahead_kb: 128,
+            fault_around_bytes: 65536,
+            ..spec.clone()
+        };
+        assert!(!ra_spec.one_page_per_fault());
+        let ra = init_script(&ra_spec, Mode::Classic, &[], &memcgs);
+        for needle in [
+            "echo 128 > /sys/block/vda/queue/read_ahead_kb",
+            "echo 65536 > /sys/kernel/debug/fault_around_bytes",
+            "echo \"read_ahead_kb $(cat /sys/block/vda/queue/read_ahead_kb)\"",
+        ] {
+            assert!(ra.contains(needle), "missing {needle}");
+        }
+        assert!(!ra.contains("echo 0 > /sys/block/vda/queue/read_ahead_kb"));
+        assert!(!ra.contains("echo 4096 > /sys/kernel/debug/fault_around_bytes"));
+        // Readahead is set before the data disk is mounted (and so before any file is opened).
+        assert!(ra.find("read_ahead_kb ||").unwrap() < ra.find("mount -t ext4").unwrap());
+        // A spec saved before the fields existed reads back with both off.
+        let mut j = serde_json::to_value(&spec).unwrap();
+        j.as_object_mut().unwrap().remove("read_ahead_kb");
+        j.as_object_mut().unwrap().remove("fault_around_bytes");
+        let old: MachineSpec = serde_json::from_value(j).unwrap();
+        assert_eq!(old, spec);
         let c = init_script(
             &MachineSpec {
                 zram_mib: None,

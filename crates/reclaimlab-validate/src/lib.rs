@@ -125,8 +125,8 @@ pub fn prepare(opts: &Options) -> Result<Prepared, String> {
     })
 }
 
-/// Checks that the guest runs what was asked: the LRU mode, THP off, page-cluster 0,
-/// fault-around of one page, no readahead, swap as configured.
+/// Checks that the guest runs what was asked: the LRU mode, THP off, page-cluster 0, the spec's
+/// fault-around and readahead (one page and none but in the readahead suite), swap as configured.
 pub fn check_guest_config(
     r: &console::GuestReport,
     mode: Mode,
@@ -144,8 +144,8 @@ pub fn check_guest_config(
     }
     let checks = [
         ("page_cluster", "0".to_string()),
-        ("fault_around_bytes", "4096".to_string()),
-        ("read_ahead_kb", "0".to_string()),
+        ("fault_around_bytes", spec.fault_around_bytes.to_string()),
+        ("read_ahead_kb", spec.read_ahead_kb.to_string()),
         ("min_ttl_ms", spec.min_ttl_ms.to_string()),
         ("swappiness", spec.swappiness.to_string()),
     ];
@@ -345,6 +345,7 @@ pub fn load_cells(dir: &Path) -> Result<Vec<Cell>, String> {
     let order: Vec<&str> = suite::suite()
         .iter()
         .chain(suite::smp2().iter())
+        .chain(suite::readahead().iter())
         .map(|w| w.name)
         .collect();
     cells.sort_by_key(|c| {

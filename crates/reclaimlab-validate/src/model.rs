@@ -112,8 +112,15 @@ pub fn sizing(spec: &MachineSpec, reports: &[GuestReport]) -> Result<Sizing, Str
 
 /// The model's machine for a workload and sizing.
 pub fn machine(spec: &MachineSpec, sizing: &Sizing, header: &TraceHeader) -> MachineConfig {
-    // The guest turns readahead and fault-around off (guest.rs); so does the model.
-    let mut m = MachineConfig::simple(sizing.mem_pages.max(256)).one_page_per_fault();
+    // The guest's readahead window and fault-around (guest.rs): off in the default and smp2
+    // suites (`one_page_per_fault`), the kernel defaults in the readahead suite.
+    let mut m = MachineConfig::simple(sizing.mem_pages.max(256));
+    if spec.one_page_per_fault() {
+        m = m.one_page_per_fault();
+    } else {
+        m.read_ahead_kb = spec.read_ahead_kb;
+        m.fault_around_bytes = spec.fault_around_bytes;
+    }
     // As many CPUs as the guest has vCPUs; `Scenario::from_trace` puts process i on CPU i % cpus.
     m.cpus = spec.cpus.max(1);
     m.min_free_kbytes = sizing.min_free_kbytes;
@@ -227,6 +234,20 @@ mod tests {
         assert_eq!(m.memcgs.len(), 1);
         assert_eq!(m.memcgs[0].max, 7999);
         assert_eq!(m.min_free_kbytes, Some(2816));
+        // The default suite's guest has readahead and fault-around off; so has the model.
+        assert_eq!((m.read_ahead_kb, m.fault_around_bytes), (0, 4096));
+        // The readahead suite's kernel defaults reach the model's machine.
+        let ra = crate::suite::workload("mmap-zipf-ra").unwrap();
+        let mr = machine(&ra.machine, &s, &ra.trace().0);
+        assert_eq!((mr.read_ahead_kb, mr.fault_around_bytes), (128, 65536));
+        assert_eq!(mr.memcgs[0].max, 7999);
+        let odd = MachineSpec {
+            read_ahead_kb: 0,
+            fault_around_bytes: 32768,
+            ..ra.machine.clone()
+        };
+        let mo = machine(&odd, &s, &ra.trace().0);
+        assert_eq!((mo.read_ahead_kb, mo.fault_around_bytes), (0, 32768));
         assert!(sizing(&spec, &[]).is_err());
     }
 }

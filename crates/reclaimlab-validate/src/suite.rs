@@ -55,6 +55,8 @@ fn spec(limits: &[(&str, u64)], zram_mib: Option<u64>) -> MachineSpec {
         swappiness: 60,
         min_ttl_ms: 0,
         cpus: 1,
+        read_ahead_kb: 0,
+        fault_around_bytes: crate::guest::FAULT_AROUND_OFF,
     }
 }
 
@@ -436,12 +438,61 @@ pub fn smp2() -> Vec<Workload> {
     ]
 }
 
-/// A suite by name: `default` (one vCPU, serial replay) or `smp2` (two vCPUs, concurrent).
+/// The kernel's default readahead window (`VM_READAHEAD_PAGES` = 128 KiB) and fault-around
+/// (64 KiB): the readahead suite's setting.
+pub const DEFAULT_READ_AHEAD_KB: u32 = 128;
+pub const DEFAULT_FAULT_AROUND_BYTES: u64 = 65536;
+
+fn ra_spec(limits: &[(&str, u64)]) -> MachineSpec {
+    MachineSpec {
+        read_ahead_kb: DEFAULT_READ_AHEAD_KB,
+        fault_around_bytes: DEFAULT_FAULT_AROUND_BYTES,
+        ..spec(limits, None)
+    }
+}
+
+/// A 64 MiB file read in order through a shared mapping (loads, one per page), 4 passes: the
+/// first fault of a pass is a read-around, the rest meets PG_readahead marks (async readahead).
+fn mmap_seq(_seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    let mut g = Gen::new(&[(1, "/w")], &[(0, 16384)]);
+    for _ in 0..4 {
+        for p in 0..16384 {
+            g.file(1, 1, 0, p, Op::Read, Via::Mmap);
+        }
+    }
+    g.done()
+}
+
+/// The `readahead` suite: one vCPU (instruction-count clock, as the default suite) with the
+/// kernel's default readahead window (128 KiB) and fault-around (64 KiB), the mechanisms the
+/// other suites turn off: how many pages a mapped-file miss brings in.
+pub fn readahead() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "mmap-zipf-ra",
+            description: "file-mmap-zipf's trace (64 MiB MAP_SHARED file, Zipf 0.9, 32 MiB memcg) with read_ahead_kb 128, fault_around_bytes 65536",
+            machine: ra_spec(&[("/w", 32 * MIB)]),
+            generate: file_mmap_zipf,
+        },
+        Workload {
+            name: "mmap-seq-ra",
+            description: "4 sequential passes of loads over a 64 MiB MAP_SHARED file, 32 MiB memcg, read_ahead_kb 128, fault_around_bytes 65536",
+            machine: ra_spec(&[("/w", 32 * MIB)]),
+            generate: mmap_seq,
+        },
+    ]
+}
+
+/// A suite by name: `default` (one vCPU, serial replay), `smp2` (two vCPUs, concurrent) or
+/// `readahead` (one vCPU, the kernel's default readahead and fault-around).
 pub fn suite_named(name: &str) -> Result<Vec<Workload>, String> {
     match name {
         "default" | "" => Ok(suite()),
         "smp2" => Ok(smp2()),
-        _ => Err(format!("unknown suite '{name}' (expected default or smp2)")),
+        "readahead" => Ok(readahead()),
+        _ => Err(format!(
+            "unknown suite '{name}' (expected default, smp2 or readahead)"
+        )),
     }
 }
 
@@ -455,12 +506,12 @@ pub fn tiny() -> Workload {
     }
 }
 
-/// A workload by name (either suite's or `tiny`).
+/// A workload by name (any suite's or `tiny`).
 pub fn workload(name: &str) -> Result<Workload, String> {
     if name == "tiny" {
         return Ok(tiny());
     }
-    let all = || suite().into_iter().chain(smp2());
+    let all = || suite().into_iter().chain(smp2()).chain(readahead());
     all().find(|w| w.name == name).ok_or_else(|| {
         let names: Vec<&str> = all().map(|w| w.name).collect();
         format!(
@@ -538,5 +589,46 @@ mod tests {
         assert_eq!(suite_named("smp2").unwrap().len(), s.len());
         assert_eq!(suite_named("default").unwrap().len(), suite().len());
         assert!(suite_named("smp3").err().unwrap().contains("unknown suite"));
+    }
+
+    #[test]
+    fn readahead_suite_is_deterministic_with_kernel_defaults() {
+        let s = readahead();
+        assert!(s.len() >= 2);
+        for w in &s {
+            let (h, r) = w.trace();
+            assert_eq!(
+                (h.clone(), r.clone()),
+                w.trace(),
+                "{} is deterministic",
+                w.name
+            );
+            assert!(!w.concurrent() && w.machine.cpus == 1, "{}", w.name);
+            assert_eq!(w.machine.read_ahead_kb, 128);
+            assert_eq!(w.machine.fault_around_bytes, 65536);
+            assert!(!w.machine.one_page_per_fault());
+            assert_eq!(w.limited_memcg(), Some("/w"));
+            assert!(r.iter().all(|x| x.via == Via::Mmap && x.op == Op::Read));
+            // The mapping is twice the memcg limit, as file-mmap-zipf's.
+            assert_eq!(h.files[0].1 * 4096, 2 * w.machine.memcg_max["/w"]);
+            assert_eq!(workload(w.name).unwrap().machine, w.machine);
+        }
+        // mmap-zipf-ra is file-mmap-zipf's trace, readahead aside.
+        let base = workload("file-mmap-zipf").unwrap();
+        assert_eq!(s[0].trace(), base.trace());
+        assert_eq!(
+            MachineSpec {
+                read_ahead_kb: 0,
+                fault_around_bytes: crate::guest::FAULT_AROUND_OFF,
+                ..s[0].machine.clone()
+            },
+            base.machine
+        );
+        // Every other suite keeps readahead and fault-around off.
+        assert!(suite()
+            .iter()
+            .chain(smp2().iter())
+            .all(|w| w.machine.one_page_per_fault()));
+        assert_eq!(suite_named("readahead").unwrap().len(), s.len());
     }
 }
