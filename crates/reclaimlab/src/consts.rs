@@ -251,6 +251,16 @@ impl Kernel {
     pub fn readahead_v6_12(self) -> bool {
         self >= Kernel::V6_12
     }
+    /// `filemap_map_pages` credits `mmap_miss` once per fault it serves: for the faulting
+    /// folio, when fault-around mapped it (VM_FAULT_NOPAGE), unless it is workingset or the
+    /// mapping is VM_SEQ_READ or VM_EXEC; before, every cached folio of the window earned one
+    /// (6.12 skipping workingset ones). Found in Debian's 7.2.13 source and confirmed by the
+    /// `readahead` validation suite (validation/results/2026-11-26-readahead: 7.2 reads 1.14
+    /// pages per mmap miss where 6.1 and 6.12 read ~25); the upstream commit is not identified
+    /// and, not being part of the 2026 series, is assumed to predate 7.1.
+    pub fn fault_around_credits_faulting_folio_only(self) -> bool {
+        self >= Kernel::V7_1
+    }
     /// memory.reclaim takes `swappiness=` (v6.12).
     pub fn memory_reclaim_swappiness(self) -> bool {
         self >= Kernel::V6_12

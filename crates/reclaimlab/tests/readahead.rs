@@ -376,3 +376,25 @@ fn readahead_in_a_full_memcg_never_ooms_and_stays_under_its_limit() {
     assert_eq!(m.vm.get(Vm::OomKill), 0);
     assert!(m.vm.get(Vm::Pgpgin) > 200 * 4, "read-around happened");
 }
+
+#[test]
+fn fault_around_credits_mmap_miss_per_folio_before_7x_and_once_per_fault_after() {
+    // Three misses read around 1000, 2000 and 100 (mmap_miss 3); a fault at 101 is served by
+    // fault-around, which maps the cached window 96..111. 6.12 credits every folio it finds
+    // (15, PG_readahead's 108 skipped), bringing mmap_miss to 0; 7.x credits one, for the
+    // folio of the fault it served (validation/results/2026-11-26-readahead).
+    for (kernel, after) in [(Kernel::V6_12, 0), (Kernel::V7_1, 2), (Kernel::V7_2, 2)] {
+        let mut r = rig(kernel, 0);
+        for p in [1000, 2000, 100] {
+            r.load(p);
+        }
+        assert_eq!(r.m.procs[r.pid as usize].file_ra(r.file).mmap_miss, 3);
+        r.load(101);
+        assert_eq!(
+            r.m.procs[r.pid as usize].file_ra(r.file).mmap_miss,
+            after,
+            "{kernel:?}"
+        );
+        r.check();
+    }
+}

@@ -317,11 +317,36 @@ impl Machine {
             target |= i == index;
             mapped += 1;
         }
+        if self.kernel.fault_around_credits_faulting_folio_only() {
+            found = self.fault_around_credit_7x(pid, vma, file, index, target);
+        }
         let ra = self.procs[pid as usize].file_ra(file);
         ra.mmap_miss = ra.mmap_miss.saturating_sub(found);
         let around = mapped - target as u64;
         self.spend_sys(around * self.cfg.cost.fault_around_page_ns);
         target
+    }
+
+    /// 7.x `filemap_map_pages`'s `mmap_miss` credit: one, for the faulting folio when
+    /// fault-around mapped it, unless it is workingset or the mapping is VM_SEQ_READ or
+    /// VM_EXEC. Simplified: no FAULT_FLAG_TRIED retries to exclude (the model does not retry
+    /// faults).
+    fn fault_around_credit_7x(
+        &self,
+        pid: u32,
+        vma: u16,
+        file: u32,
+        index: u64,
+        served: bool,
+    ) -> u32 {
+        let flags = self.procs[pid as usize].vmas[vma as usize].flags;
+        if !served || flags & (vm::SEQ_READ | vm::EXEC) != 0 {
+            return 0;
+        }
+        match self.files[file as usize].slots[index as usize] {
+            Slot::Page(pfn) if !self.folios[pfn as usize].test(pg::WORKINGSET) => 1,
+            _ => 0,
+        }
     }
 
     /// `do_sync_mmap_readahead`: what a page-cache miss at `index` reads with it (None: the
