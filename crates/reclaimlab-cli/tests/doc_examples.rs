@@ -134,6 +134,9 @@ fn expectation(command: &str) -> Option<Expect> {
         "reclaimlab validate --suite smp2 --boots 5" => {
             Heavy("boots every kernel and mode with 2 vCPUs under QEMU (hours)")
         }
+        "reclaimlab validate --suite readahead" => {
+            Heavy("boots every kernel and mode with readahead on under QEMU")
+        }
         "reclaimlab validate --table-only --out validation/results/2026-11-23" => {
             Prints(&["# reclaimlab fidelity: real kernels vs the model", "| workload | kernel |"])
         }
