@@ -95,6 +95,15 @@ impl RaBatch {
             lookahead: ra.async_size,
         }
     }
+    /// A read of the request as is (`do_page_cache_ra` of `req` pages, no marker): a small
+    /// random read, leaving the state untouched.
+    fn as_is(index: u64, req: u64) -> RaBatch {
+        RaBatch {
+            index,
+            nr: req,
+            lookahead: 0,
+        }
+    }
 }
 
 fn cached(slots: &[Slot], i: u64) -> bool {
@@ -157,19 +166,9 @@ pub fn ondemand_readahead(
     if index == 0 {
         initial(ra);
     } else if index == expected || index == ra.start + ra.size {
-        // Sequential: push the window forward, ramping up.
-        ra.start += ra.size;
-        ra.size = ra.size.max(get_next_ra_size(ra.size, max));
-        ra.async_size = ra.size;
+        push_window(ra, max);
     } else if marker_hit {
-        // A marked folio without valid state (interleaved streams): the cache says how far.
-        let start = page_cache_next_miss(slots, index + 1, max, false);
-        if start == 0 || start - index > max {
-            return None;
-        }
-        ra.start = start;
-        ra.size = get_next_ra_size(start - index + req_size, max);
-        ra.async_size = ra.size;
+        window_at_next_miss(ra, slots, index, req_size, max, false)?;
     } else if req_size > max || ra.prev_index.is_some_and(|p| index.wrapping_sub(p) <= 1) {
         // An oversize read, or a sequential miss (the next page, or the same one again).
         initial(ra);
@@ -179,11 +178,7 @@ pub fn ondemand_readahead(
         let mut size = (index - 1).wrapping_sub(head);
         if size <= req_size {
             // A small random read: as is, the state untouched.
-            return Some(RaBatch {
-                index,
-                nr: req_size,
-                lookahead: 0,
-            });
+            return Some(RaBatch::as_is(index, req_size));
         }
         if size >= index {
             size *= 2;
@@ -228,11 +223,7 @@ pub fn sync_ra_v6_12(
     let miss = page_cache_prev_miss(slots, index - 1, max);
     let mut contig = index.wrapping_sub(miss).wrapping_sub(1);
     if contig <= req_count {
-        return RaBatch {
-            index,
-            nr: req_count,
-            lookahead: 0,
-        };
+        return RaBatch::as_is(index, req_count);
     }
     if miss == u64::MAX {
         contig *= 2;
@@ -253,19 +244,40 @@ pub fn async_ra_v6_12(
 ) -> Option<RaBatch> {
     let expected = (ra.start + ra.size).wrapping_sub(ra.async_size);
     if index == expected {
-        ra.start += ra.size;
-        ra.size = ra.size.max(get_next_ra_size(ra.size, max));
-        ra.async_size = ra.size;
-        return Some(RaBatch::of_window(ra));
+        push_window(ra, max);
+    } else {
+        window_at_next_miss(ra, slots, index, req_count, max, true)?;
     }
-    let start = page_cache_next_miss(slots, index + 1, max, true);
+    Some(RaBatch::of_window(ra))
+}
+
+/// The sequential case of `ondemand_readahead` and `page_cache_async_ra`: the next window
+/// right after the current one, ramping up, all of it asynchronous.
+fn push_window(ra: &mut FileRa, max: u64) {
+    ra.start += ra.size;
+    ra.size = ra.size.max(get_next_ra_size(ra.size, max));
+    ra.async_size = ra.size;
+}
+
+/// A marked folio without valid state (interleaved streams): the page cache says how far the
+/// stream got, and the window starts at its first gap after `index`. None when there is no
+/// gap within `max` pages.
+fn window_at_next_miss(
+    ra: &mut FileRa,
+    slots: &[Slot],
+    index: u64,
+    req: u64,
+    max: u64,
+    v6_12: bool,
+) -> Option<()> {
+    let start = page_cache_next_miss(slots, index + 1, max, v6_12);
     if start == 0 || start - index > max {
         return None;
     }
     ra.start = start;
-    ra.size = get_next_ra_size(start - index + req_count, max);
+    ra.size = get_next_ra_size(start - index + req, max);
     ra.async_size = ra.size;
-    Some(RaBatch::of_window(ra))
+    Some(())
 }
 
 impl Machine {

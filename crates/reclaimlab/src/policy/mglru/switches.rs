@@ -64,7 +64,11 @@ impl Switch {
         Switch::MemcgReclaimAbortsAtGoal,
     ];
     /// Every switch: the series, the experimental FG promotion, then the 7.2.13 changes.
-    pub const ALL: [Switch; 21] = {
+    pub const ALL: [Switch; 21] = Switch::series_then_7_2_13_at(16);
+
+    /// The series in slots 0..15, Debian 7.2.13's changes from slot `at`, FG promotion in the
+    /// one slot left (15 or 20).
+    const fn series_then_7_2_13_at(at: usize) -> [Switch; 21] {
         let mut all = [Switch::FgPromotion; 21];
         let mut i = 0;
         while i < Switch::SERIES.len() {
@@ -73,11 +77,11 @@ impl Switch {
         }
         let mut j = 0;
         while j < Switch::DEBIAN_7_2_13.len() {
-            all[16 + j] = Switch::DEBIAN_7_2_13[j];
+            all[at + j] = Switch::DEBIAN_7_2_13[j];
             j += 1;
         }
         all
-    };
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -174,20 +178,7 @@ impl Switch {
     /// The order bisect applies switches in: by first kernel (the series, in 7.2; Debian
     /// 7.2.13's changes), then the experimental FG promotion, and within a kernel in series
     /// order.
-    pub const BISECT_ORDER: [Switch; 21] = {
-        let mut all = [Switch::FgPromotion; 21];
-        let mut i = 0;
-        while i < Switch::SERIES.len() {
-            all[i] = Switch::SERIES[i];
-            i += 1;
-        }
-        let mut j = 0;
-        while j < Switch::DEBIAN_7_2_13.len() {
-            all[15 + j] = Switch::DEBIAN_7_2_13[j];
-            j += 1;
-        }
-        all
-    };
+    pub const BISECT_ORDER: [Switch; 21] = Switch::series_then_7_2_13_at(15);
 
     fn bit(self) -> u32 {
         1 << self as u32
