@@ -87,103 +87,17 @@ fn says_no_single_culprit_when_two_switches_share_the_move() {
 #[test]
 fn refuses_what_it_cannot_bisect() {
     for (args, says) in [
-        (
-            vec![
-                "--good",
-                "classic:6.12",
-                "--bad",
-                "mglru:7.2",
-                "--metric",
-                "misses",
-            ],
-            "give an mglru policy",
-        ),
-        (
-            vec![
-                "--good",
-                "mglru:6.12",
-                "--bad",
-                "mglru:7.2",
-                "--metric",
-                "misses",
-            ],
-            "different MGLRU eras",
-        ),
-        (
-            vec![
-                "--good",
-                "mglru:7.1",
-                "--bad",
-                "mglru:7.2",
-                "--metric",
-                "misses",
-                "--seeds",
-                "1",
-            ],
-            "at least 2 seeds",
-        ),
-        (
-            vec![
-                "--good",
-                "mglru:7.1",
-                "--bad",
-                "mglru:7.2",
-                "--metric",
-                "misses",
-                "--behaviours",
-                "fg-promotion",
-            ],
-            "is the same in --good and --bad",
-        ),
-        (
-            vec![
-                "--good",
-                "mglru:7.1",
-                "--bad",
-                "mglru:7.2",
-                "--metric",
-                "misses",
-                "--behaviours",
-                "drop-reclaiming-arg,common-dirty-writeback-reactivation",
-            ],
-            "requires 'common-dirty-writeback-reactivation'",
-        ),
-        (
-            vec![
-                "--good",
-                "mglru:7.1",
-                "--bad",
-                "mglru:7.1+drop-reclaiming-arg",
-                "--metric",
-                "misses",
-            ],
-            "requires 'common-dirty-writeback-reactivation'",
-        ),
-        (
-            vec![
-                "--good",
-                "mglru:7.1",
-                "--bad",
-                "mglru:7.1+consolidate-evictable-size",
-                "--metric",
-                "misses",
-            ],
-            "does not differ",
-        ),
-        (
-            vec![
-                "--good",
-                "mglru:7.1",
-                "--bad",
-                "mglru:7.2",
-                "--metric",
-                "vmstat.nope",
-            ],
-            "the result has no 'nope'",
-        ),
+        ("--good classic:6.12 --bad mglru:7.2 --metric misses", "give an mglru policy"),
+        ("--good mglru:6.12 --bad mglru:7.2 --metric misses", "different MGLRU eras"),
+        ("--good mglru:7.1 --bad mglru:7.2 --metric misses --seeds 1", "at least 2 seeds"),
+        ("--good mglru:7.1 --bad mglru:7.2 --metric misses --behaviours fg-promotion", "is the same in --good and --bad"),
+        ("--good mglru:7.1 --bad mglru:7.2 --metric misses --behaviours drop-reclaiming-arg,common-dirty-writeback-reactivation", "requires 'common-dirty-writeback-reactivation'"),
+        ("--good mglru:7.1 --bad mglru:7.1+drop-reclaiming-arg --metric misses", "requires 'common-dirty-writeback-reactivation'"),
+        ("--good mglru:7.1 --bad mglru:7.1+consolidate-evictable-size --metric misses", "does not differ"),
+        ("--good mglru:7.1 --bad mglru:7.2 --metric vmstat.nope", "the result has no 'nope'"),
     ] {
         let mut all = vec!["bisect", "zipf", "--no-store", "--scale", "0.25"];
-        all.extend(args);
+        all.extend(args.split_whitespace());
         let o = reclaimlab(&all);
         assert_eq!(o.status.code(), Some(2), "{all:?}");
         assert!(stderr(&o).contains(says), "{all:?}: {}", stderr(&o));
