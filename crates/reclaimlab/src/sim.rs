@@ -1025,6 +1025,9 @@ impl Engine {
                 break;
             }
             self.now = t;
+            if let Backend::Kernel { m, .. } = &mut self.backend {
+                m.settle(t);
+            }
             if let Some(p) = self.psi.as_mut() {
                 p.advance_to(t);
             }
@@ -1069,6 +1072,9 @@ impl Engine {
             }
         }
         let end = self.now;
+        if let Backend::Kernel { m, .. } = &mut self.backend {
+            m.settle(u64::MAX);
+        }
         self.take_samples(|due| due <= end)?;
         self.take_lru_gen_samples(|due| due <= end)?;
         // Threads still running at the time limit finish there.
@@ -1630,12 +1636,12 @@ impl Engine {
                     pid: u32::MAX,
                     ..Ctx::default()
                 };
-                let before: Vec<u64> = m.memcgs.iter().map(|c| c.local_pages).collect();
+                let before = m.local_pages_settled();
                 let r = pol.lru_gen_write(m, &cmd);
                 let freed = before
                     .iter()
-                    .zip(&m.memcgs)
-                    .map(|(b, c)| b.saturating_sub(c.local_pages))
+                    .zip(m.local_pages_settled())
+                    .map(|(b, a)| b.saturating_sub(a))
                     .sum();
                 match r {
                     None => Err("ENOENT (not MGLRU)".to_string()),

@@ -1220,3 +1220,128 @@ fn memcg_charge_that_reclaim_makes_room_for_does_not_oom() {
     assert_eq!(m.procs[p as usize].rss, 33);
     check(&m, &pol);
 }
+
+// ------------------------------------------------------------------------------------------
+// Concurrent reclaimers: freed when freed, kernel threads while a batch is isolated
+// ------------------------------------------------------------------------------------------
+
+/// A memcg `/w` of 64 pages filled with clean page cache by process `p` reading file `f`
+/// (128 pages); returns (machine, policy, memcg, p, f) with the engine's floor at the time
+/// the filling ended (`Machine::settle`, as the engine does before each event).
+fn full_memcg_of_clean_cache() -> (Machine, Classic, u16, u32, u32) {
+    let mut cfg = MachineConfig::simple(4096);
+    let mut mc = MemcgConfig::new("/w");
+    mc.max = 64;
+    cfg.memcgs.push(mc);
+    let (mut m, mut pol) = build(cfg);
+    let w = m.memcg_by_path("/w").expect("memcg");
+    let f = m.create_file("f", 128);
+    let p = m.create_process("p", w, 0);
+    for i in 0..64 {
+        read(&mut m, &mut pol, p, f, i);
+    }
+    drain(&mut m, &mut pol);
+    let t0 = m.now();
+    m.settle(t0);
+    (m, pol, w, p, f)
+}
+
+/// Freed when freed (`free_unref_folios` at the end of a shrink_folio_list batch): the pages
+/// a reclaimer frees at its time are not free, nor uncharged, for a task whose clock is behind
+/// it, which must reclaim on its own (one memory.events "max"); a task whose clock has passed
+/// them charges into the room they left without reclaiming.
+#[test]
+fn pages_a_reclaimer_frees_ahead_in_time_are_not_free_for_a_task_behind_it() {
+    for behind in [true, false] {
+        let (mut m, mut pol, w, p, f) = full_memcg_of_clean_cache();
+        let t0 = m.now();
+        let free_before = m.nr_free();
+        m.ctx = Ctx {
+            now: t0 + 1_000_000,
+            pid: p,
+            ..Ctx::default()
+        };
+        let freed = reclaimlab::machine::vmscan::try_to_free_mem_cgroup_pages(
+            &mut m, &mut pol, w, 32, true, true, None,
+        );
+        assert!(freed >= 32, "{freed}");
+        let done = m.now();
+        assert_eq!(m.nr_free_at(t0 + 500_000), m.nr_free_at(t0));
+        assert_eq!(m.nr_free_at(done), free_before + freed);
+        assert_eq!(
+            m.memcgs[w as usize].usage, 64,
+            "the uncharges are in flight"
+        );
+        check(&m, &pol);
+
+        let at = if behind { t0 + 500_000 } else { done };
+        m.ctx = Ctx {
+            now: at,
+            pid: p,
+            ..Ctx::default()
+        };
+        m.access(
+            &mut pol,
+            p,
+            PageRef::File { file: f, page: 100 },
+            Op::Read,
+            Via::Fd,
+        )
+        .expect("the read completed");
+        let max_events = m.memcgs[w as usize].events.get(Vm::MemcgMax);
+        assert_eq!(max_events, behind as u64, "behind: {behind}");
+        check(&m, &pol);
+        m.settle(u64::MAX);
+        assert!(m.uncharges_in_flight.is_empty() && m.nodes[0].in_flight.is_empty());
+        check(&m, &pol);
+    }
+}
+
+/// Frames in flight join the free list in the order they were freed, so the free lists stay
+/// LIFO: the frame freed last by a context's time is the one it gets.
+#[test]
+fn frames_in_flight_are_handed_out_last_freed_first() {
+    let (mut m, _pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let n = &mut m.nodes[0];
+    let a = n.take_free_at(0).expect("frame");
+    let b = n.take_free_at(0).expect("frame");
+    let c = n.take_free_at(0).expect("frame");
+    let free = n.nr_free();
+    n.give_free(a, 10, 5);
+    n.give_free(c, 30, 5);
+    n.give_free(b, 20, 5);
+    assert_eq!(n.nr_free_at(5), free);
+    assert_eq!(n.nr_free_at(25), free + 2);
+    assert_eq!(n.take_free_at(25), Some(b), "the last freed by 25");
+    n.give_free(b, 20, 5);
+    n.settle_free(20);
+    assert_eq!(n.in_flight, vec![(30, c)]);
+    assert_eq!(n.take_free_at(20), Some(b), "b was freed after a");
+    assert_eq!(n.take_free_at(20), Some(a));
+    assert_eq!(n.take_free_at(30), Some(c));
+}
+
+/// Kernel threads run while a batch is isolated (shrink_folio_list runs with the lruvec lock
+/// dropped, and kswapd, the flusher and I/O completions go on on other CPUs): a writeback
+/// completion due before the reclaimer's time runs at the batch's start, so the folio, clean by
+/// then, is reclaimed in this batch instead of being activated with PG_reclaim.
+#[test]
+fn a_writeback_completion_due_during_the_batch_lets_the_folio_be_reclaimed() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let f = m.create_file("f", 8);
+    let p = m.create_process("p", 0, 0);
+    write_fd(&mut m, &mut pol, p, f, 0);
+    read(&mut m, &mut pol, p, f, 1);
+    drain(&mut m, &mut pol);
+    let pfn = page_of(&m, f, 0);
+    enter(&mut m, 0);
+    m.wakeup_flusher(true);
+    m.flusher_run();
+    assert!(has(&m, pfn, pg::WRITEBACK));
+    // The reclaimer reaches the folio a second later, with no preemption point on the way.
+    m.ctx.elapsed += 1_000_000_000;
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 1);
+    shadow_of(&m, f, 0);
+    assert_eq!(m.vm.get(Vm::Pgactivate), 0);
+    check(&m, &pol);
+}

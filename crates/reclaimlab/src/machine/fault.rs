@@ -118,7 +118,8 @@ impl Machine {
             }
             let node = self.folios[pfn as usize].node;
             self.folios[pfn as usize] = Folio::free_on(node);
-            self.nodes[node as usize].free.push(pfn);
+            let now = self.now();
+            self.nodes[node as usize].give_free(pfn, now, self.free_floor);
             return None;
         }
         Some(pfn)

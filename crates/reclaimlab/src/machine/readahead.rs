@@ -571,7 +571,8 @@ impl Machine {
         self.folios[pfn as usize] = Folio::new(Owner::File { file, index }, memcg, frame_node, 0);
         if !self.try_charge_noretry(pol, memcg, 1) {
             self.folios[pfn as usize] = Folio::free_on(frame_node);
-            self.nodes[frame_node as usize].free.push(pfn);
+            let now = self.now();
+            self.nodes[frame_node as usize].give_free(pfn, now, self.free_floor);
             return None;
         }
         // The batch's reclaim may have filled the slot meanwhile? Nothing else runs during a

@@ -257,7 +257,8 @@ impl Machine {
             let pfn = self.swap.zram_frames.pop().expect("pool frame");
             let node = self.folios[pfn as usize].node;
             self.folios[pfn as usize].set_owner(Owner::Free);
-            self.nodes[node as usize].free.push(pfn);
+            let now = self.now();
+            self.nodes[node as usize].give_free(pfn, now, self.free_floor);
         }
     }
 }
