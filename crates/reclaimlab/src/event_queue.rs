@@ -54,6 +54,14 @@ impl<E: Ord + Copy> EventQueue<E> {
         }
     }
 
+    /// The next event, left in the queue: (time, event).
+    pub fn peek(&self) -> Option<(u64, E)> {
+        match &self.front {
+            Some((t, _, ev)) => Some((*t, *ev)),
+            None => self.heap.peek().map(|Reverse((t, _, ev))| (*t, *ev)),
+        }
+    }
+
     /// Takes the next event: (time, event).
     pub fn pop(&mut self) -> Option<(u64, E)> {
         let (t, _, ev) = match self.front.take() {

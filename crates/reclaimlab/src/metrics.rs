@@ -171,6 +171,10 @@ pub struct CpuResult {
     pub context_switches: u64,
     pub migrations: u64,
     pub sched_preemptions: u64,
+    /// Task steps that ran on other CPUs while a task was suspended in reclaim with a batch
+    /// isolated (`machine::Nest`).
+    #[serde(default)]
+    pub nested_steps: u64,
 }
 
 /// The scenario's timed operations ("requests": a YCSB op, a sysbench transaction, a

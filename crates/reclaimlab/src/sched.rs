@@ -33,11 +33,14 @@ struct Cpu {
     /// The time of the live dispatch event (others are stale).
     dispatch_at: Option<u64>,
     node: u8,
+    /// A task's step is running here and its burst is not known yet (`Sched::occupy` ..
+    /// `ran`): only other tasks' steps that run meanwhile (`machine::Nest`) can see it.
+    running: bool,
 }
 
 impl Cpu {
     fn idle_at(&self, t: u64) -> bool {
-        self.busy_until <= t && !self.curr_continues && self.queue.is_empty()
+        !self.running && self.busy_until <= t && !self.curr_continues && self.queue.is_empty()
     }
 }
 
@@ -74,7 +77,7 @@ pub struct SchedStats {
 }
 
 /// The machine's CPUs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Sched {
     cpus: Vec<Cpu>,
     eevdf: bool,
@@ -233,6 +236,10 @@ impl Sched {
             return Dispatch::None;
         }
         c.dispatch_at = None;
+        if c.running {
+            // Its task's `ran` arms the next dispatch.
+            return Dispatch::None;
+        }
         if c.busy_until > t {
             c.dispatch_at = Some(c.busy_until);
             return Dispatch::Again(c.busy_until);
@@ -280,10 +287,16 @@ impl Sched {
         self.cpus[best].queue.pop_front()
     }
 
+    /// A task's step starts on `cpu`: the CPU is taken until its `ran`.
+    pub fn occupy(&mut self, cpu: u32) {
+        self.cpus[cpu as usize].running = true;
+    }
+
     /// A task ran a step on `cpu` from `t` with `cpu_ns` of CPU time; `runnable` if it goes on
     /// at once (no off-CPU time; a task that finished or was killed is not). Returns a dispatch to queue if the CPU frees with tasks
     /// waiting (here or, for an idle balance, elsewhere).
     pub fn ran(&mut self, task: u32, cpu: u32, t: u64, cpu_ns: u64, runnable: bool) -> Option<u64> {
+        self.cpus[cpu as usize].running = false;
         let nr = self.cpus[cpu as usize].queue.len() as u64 + 1;
         let slice = self.slice(nr);
         let c = &mut self.cpus[cpu as usize];

@@ -257,6 +257,76 @@ struct Thread {
     access_start: u64,
     /// When the thread started (`TASK_START_JITTER_NS`).
     start: u64,
+    /// The next action, read ahead to see whether it may run nested (`Engine::run_until`).
+    peeked: Option<Action>,
+    /// Its access yielded at the OOM killer while nested: it goes on at the top level.
+    oom_deferred: bool,
+}
+
+/// How many tasks may be suspended in reclaim below a running one (`machine::Nest`); deeper,
+/// a task's reclaim lets only the kernel threads run. Bounds the stack, not the model: each
+/// level needs another CPU, and the scheduler refuses tasks whose CPU is taken.
+pub const MAX_NEST_DEPTH: u32 = 32;
+
+/// Steps that may run while another task is suspended in reclaim.
+fn runs_nested(a: &Action) -> bool {
+    !matches!(
+        a,
+        Action::Exit | Action::MunmapAnon { .. } | Action::MemcgWrite { .. }
+    )
+}
+
+impl crate::machine::Nest for State {
+    fn run_until(
+        self: Box<Self>,
+        m: &mut Machine,
+        pol: &mut dyn Policy,
+        until: u64,
+    ) -> (Box<dyn crate::machine::Nest>, u64) {
+        let mut e = Engine { st: self };
+        let yield_at = e.run_nested(m, pol, until);
+        (e.st, yield_at)
+    }
+
+    fn next_time(&self) -> u64 {
+        self.queue.peek_time().unwrap_or(u64::MAX)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+impl Engine {
+    /// The other tasks' thread and dispatch events due by `until`, in time order, up to the
+    /// first that may not run nested (an lru_gen command, an agent, an exit...); returns the
+    /// time the suspended task must now yield at.
+    fn run_nested(&mut self, m: &mut Machine, pol: &mut dyn Policy, until: u64) -> u64 {
+        let be = &mut Be::Kernel { m, pol };
+        let outer = (self.nest_until, self.step_times);
+        self.nest_until = self.nest_until.min(until);
+        self.depth += 1;
+        while let Some((t, ev)) = self.queue.peek() {
+            if t > until {
+                break;
+            }
+            match ev {
+                Ev::Dispatch(c) => {
+                    self.queue.pop();
+                    self.dispatch_cpu(c, t);
+                }
+                Ev::Thread(i) if self.may_run_nested(i as usize) => {
+                    self.queue.pop();
+                    self.nested_steps += 1;
+                    self.thread_event(be, i as usize, t);
+                }
+                _ => break,
+            }
+        }
+        self.depth -= 1;
+        (self.nest_until, self.step_times) = outer;
+        self.next_event_time().min(self.nest_until)
+    }
 }
 
 /// Tasks start at a seeded random time in `[0, TASK_START_JITTER_NS)` (100 µs, about what
@@ -294,6 +364,31 @@ enum Backend {
         cache: Box<TextbookCache>,
         cfg: Box<MachineConfig>,
     },
+}
+
+/// The model a step runs on, borrowed: from the run's backend, or from the machine that lends
+/// the engine back while a task is in the kernel (`machine::Nest`).
+enum Be<'a> {
+    Kernel {
+        m: &'a mut Machine,
+        pol: &'a mut dyn Policy,
+    },
+    Textbook {
+        cache: &'a mut TextbookCache,
+        cfg: &'a MachineConfig,
+    },
+}
+
+impl Backend {
+    fn be(&mut self) -> Be<'_> {
+        match self {
+            Backend::Kernel { m, pol } => Be::Kernel {
+                m,
+                pol: pol.as_mut(),
+            },
+            Backend::Textbook { cache, cfg } => Be::Textbook { cache, cfg },
+        }
+    }
 }
 
 /// The capacity a textbook cache gets: the memory the workload could use, i.e. the smallest
@@ -502,7 +597,9 @@ fn run_engine(
     backend: Backend,
     opts: &RunOptions,
 ) -> Result<RunResult, String> {
-    let mut engine = Engine::new(scn, backend, opts.seed);
+    let mut backend = backend;
+    let be = &mut backend.be();
+    let mut engine = Engine::new(scn, be, opts.seed);
     engine.schedule_lru_gen(opts);
     engine.sampler = opts
         .sample_ns
@@ -511,18 +608,37 @@ fn run_engine(
     if engine.sampler.is_some() {
         engine.psi = engine.psi.take().map(|p| Box::new(p.with_reader()));
     }
-    engine.start_agents(spec, &opts.agents)?;
-    engine.run(opts)?;
-    engine.psi_finish();
+    engine.start_agents(be, spec, &opts.agents)?;
+    engine.run(be, opts)?;
+    engine.psi_finish(be);
     let timeseries = engine.sampler.take().map(|s| s.finish());
     Ok(RunResult {
         timeseries,
-        ..engine.result(scn, spec, opts.seed)
+        ..engine.result(be, scn, spec, opts.seed)
     })
 }
 
+/// The run's engine. Its state is boxed, so that lending it to the machine while a task runs
+/// in the kernel (`machine::Nest`) moves a pointer.
 struct Engine {
-    backend: Backend,
+    st: Box<State>,
+}
+
+impl std::ops::Deref for Engine {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.st
+    }
+}
+
+impl std::ops::DerefMut for Engine {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.st
+    }
+}
+
+#[derive(Default)]
+struct State {
     threads: Vec<Thread>,
     queue: crate::event_queue::EventQueue<Ev>,
     hist: LatencyHist,
@@ -567,6 +683,19 @@ struct Engine {
     agents: Vec<Box<dyn crate::agents::Agent>>,
     agent_logs: Vec<crate::agents::AgentLog>,
     access_ages: Vec<u64>,
+    /// Worker threads still running.
+    live: usize,
+    /// Other tasks may run while a task is in the kernel (`machine::Nest`): a kernel backend
+    /// with more than one thread and more than one CPU.
+    nest_enabled: bool,
+    /// How many tasks are suspended in reclaim below the one running, and the earliest of
+    /// their clocks (a nested task yields once past it, so that they go on).
+    depth: u32,
+    nest_until: u64,
+    /// An empty state to put in the engine's place when it is lent to the machine.
+    spare: Option<Box<State>>,
+    /// Thread events run nested (`CpuResult::nested_steps`).
+    nested_steps: u64,
 }
 
 /// Threads waiting at a barrier.
@@ -609,7 +738,7 @@ fn expected_accesses(s: &Stream) -> u64 {
 }
 
 impl Engine {
-    fn new(scn: &Scenario, backend: Backend, seed: u64) -> Self {
+    fn new(scn: &Scenario, be: &mut Be<'_>, seed: u64) -> Self {
         let mut share = crate::workload::ReplayShare::default();
         let threads = scn
             .threads
@@ -649,50 +778,65 @@ impl Engine {
                 resume: None,
                 access_start: 0,
                 start: 0,
+                peeked: None,
+                oom_deferred: false,
             })
             .collect();
         let mut e = Engine {
-            backend,
-            threads,
-            queue: Default::default(),
-            hist: LatencyHist::default(),
-            pow2_us: vec![0; 1],
-            now: 0,
-            expected: scn
-                .threads
-                .iter()
-                .map(|t| expected_accesses(&t.stream))
-                .sum(),
-            done_accesses: 0,
-            lru_gen_samples: Vec::new(),
-            lru_gen_results: Vec::new(),
-            schedule: Vec::new(),
-            sample_every: None,
-            barriers: BTreeMap::new(),
-            op_hist: LatencyHist::default(),
-            op_pow2_s: vec![0; 1],
-            op_pow2_us: vec![0; 1],
-            op_window: None,
-            preemptions: 0,
-            sched: Sched::new(
-                scn.machine.cpus,
-                scn.machine.node_pages.len(),
-                scn.machine.kernel,
-            ),
-            step_times: StepTimes::default(),
-            sampler: None,
-            psi: None,
-            psi_marks: Vec::new(),
-            psi_final: Vec::new(),
-            usage_area: Vec::new(),
-            usage_clock: 0,
-            usage_last: Vec::new(),
-            usage_epoch: u64::MAX,
-            agents: Vec::new(),
-            agent_logs: Vec::new(),
-            access_ages: Vec::new(),
+            st: Box::new(State {
+                threads,
+                queue: Default::default(),
+                hist: LatencyHist::default(),
+                pow2_us: vec![0; 1],
+                now: 0,
+                expected: scn
+                    .threads
+                    .iter()
+                    .map(|t| expected_accesses(&t.stream))
+                    .sum(),
+                done_accesses: 0,
+                lru_gen_samples: Vec::new(),
+                lru_gen_results: Vec::new(),
+                schedule: Vec::new(),
+                sample_every: None,
+                barriers: BTreeMap::new(),
+                op_hist: LatencyHist::default(),
+                op_pow2_s: vec![0; 1],
+                op_pow2_us: vec![0; 1],
+                op_window: None,
+                preemptions: 0,
+                sched: Sched::new(
+                    scn.machine.cpus,
+                    scn.machine.node_pages.len(),
+                    scn.machine.kernel,
+                ),
+                step_times: StepTimes::default(),
+                sampler: None,
+                psi: None,
+                psi_marks: Vec::new(),
+                psi_final: Vec::new(),
+                usage_area: Vec::new(),
+                usage_clock: 0,
+                usage_last: Vec::new(),
+                usage_epoch: u64::MAX,
+                agents: Vec::new(),
+                agent_logs: Vec::new(),
+                access_ages: Vec::new(),
+                live: scn
+                    .threads
+                    .iter()
+                    .filter(|t| !t.stream.is_background())
+                    .count(),
+                nest_enabled: matches!(be, Be::Kernel { .. })
+                    && scn.threads.len() > 1
+                    && scn.machine.cpus > 1,
+                depth: 0,
+                nest_until: u64::MAX,
+                spare: None,
+                nested_steps: 0,
+            }),
         };
-        e.psi_init(scn);
+        e.psi_init(be, scn);
         let mut jitter = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x7374_6172_7420_6a69);
         for i in 0..e.threads.len() {
             let start = rand::Rng::random_range(&mut jitter, 0..TASK_START_JITTER_NS);
@@ -700,7 +844,7 @@ impl Engine {
             e.push_thread(i, start);
             e.psi_wake(i, start);
         }
-        if let Backend::Kernel { m, .. } = &mut e.backend {
+        if let Be::Kernel { m, .. } = &mut *be {
             m.start_periodic_flusher();
         }
         e
@@ -708,8 +852,8 @@ impl Engine {
 
     /// Sets up PSI on a kernel backend: each thread a task on its CPU in its process's memcg,
     /// and each node's kswapd a task in the root on the node's first CPU.
-    fn psi_init(&mut self, _scn: &Scenario) {
-        let Backend::Kernel { m, .. } = &self.backend else {
+    fn psi_init(&mut self, be: &mut Be<'_>, _scn: &Scenario) {
+        let Be::Kernel { m, .. } = &*be else {
             return;
         };
         let parents: Vec<Option<u16>> = m.memcgs.iter().map(|c| c.parent).collect();
@@ -745,23 +889,24 @@ impl Engine {
     }
 
     /// Hands the machine's log of thread `i`'s stalls and waits to PSI.
-    fn psi_take_marks(&mut self, i: usize) {
-        let (Some(p), Backend::Kernel { m, .. }) = (self.psi.as_mut(), &mut self.backend) else {
+    fn psi_take_marks(&mut self, be: &mut Be<'_>, i: usize) {
+        let st = &mut *self.st;
+        let (Some(p), Be::Kernel { m, .. }) = (st.psi.as_mut(), be) else {
             return;
         };
-        m.psi_take_marks(&mut self.psi_marks);
-        for (at, flags) in self.psi_marks.drain(..) {
+        m.psi_take_marks(&mut st.psi_marks);
+        for (at, flags) in st.psi_marks.drain(..) {
             p.set(at, i as u32, crate::machine::psi::task_bits(flags));
         }
     }
 
     /// Hands kswapd's runs (memory stalls from start to end) to PSI.
-    fn psi_take_kswapd(&mut self) {
-        let (Some(p), Backend::Kernel { m, .. }) = (self.psi.as_mut(), &mut self.backend) else {
+    fn psi_take_kswapd(&mut self, be: &mut Be<'_>) {
+        let first = self.threads.len() as u32;
+        let (Some(p), Be::Kernel { m, .. }) = (self.st.psi.as_mut(), be) else {
             return;
         };
         use crate::machine::psi::{TSK_MEMSTALL, TSK_MEMSTALL_RUNNING, TSK_RUNNING};
-        let first = self.threads.len() as u32;
         for (node, start, end) in m.psi.kswapd.drain(..) {
             let task = first + node as u32;
             p.set(
@@ -776,8 +921,8 @@ impl Engine {
     /// After an event at `t` that changed some memcg's memory.current (charges inside a task's
     /// access count from the time of the event that made them), integrates the usage held
     /// since the last change up to `t`. Events that changed nothing cost one comparison.
-    fn meter_usage(&mut self, t: u64) {
-        let Backend::Kernel { m, .. } = &self.backend else {
+    fn meter_usage(&mut self, be: &mut Be<'_>, t: u64) {
+        let Be::Kernel { m, .. } = &*be else {
             return;
         };
         if m.usage_epoch == self.usage_epoch {
@@ -788,10 +933,11 @@ impl Engine {
         self.usage_clock = self.usage_clock.max(t);
         self.usage_area.resize(m.memcgs.len(), 0);
         self.usage_last.resize(m.memcgs.len(), 0);
-        for ((a, last), c) in self
+        let st = &mut *self.st;
+        for ((a, last), c) in st
             .usage_area
             .iter_mut()
-            .zip(self.usage_last.iter_mut())
+            .zip(st.usage_last.iter_mut())
             .zip(&m.memcgs)
         {
             *a += *last as u128 * dt;
@@ -808,8 +954,8 @@ impl Engine {
     }
 
     /// Reads every memcg's memory.pressure at the end of the run.
-    fn psi_finish(&mut self) {
-        self.psi_take_kswapd();
+    fn psi_finish(&mut self, be: &mut Be<'_>) {
+        self.psi_take_kswapd(be);
         let end = self
             .threads
             .iter()
@@ -818,11 +964,11 @@ impl Engine {
             .fold(self.now, u64::max);
         // Close the integral at the end of the run.
         self.usage_epoch = self.usage_epoch.wrapping_sub(1);
-        self.meter_usage(end);
+        self.meter_usage(be, end);
         if let Some(p) = self.psi.as_mut() {
-            let n = match &self.backend {
-                Backend::Kernel { m, .. } => m.memcgs.len(),
-                Backend::Textbook { .. } => 0,
+            let n = match &*be {
+                Be::Kernel { m, .. } => m.memcgs.len(),
+                Be::Textbook { .. } => 0,
             };
             self.psi_final = (0..n).map(|mc| p.show(mc as u16, end)).collect();
         }
@@ -831,12 +977,13 @@ impl Engine {
     /// Builds the agents and queues their first wake-ups; lru-gen-age needs MGLRU.
     fn start_agents(
         &mut self,
+        be: &mut Be<'_>,
         spec: PolicySpec,
         specs: &[crate::agents::AgentSpec],
     ) -> Result<(), String> {
         for (k, s) in specs.iter().enumerate() {
             let agent = s.build()?;
-            let Backend::Kernel { m, pol } = &self.backend else {
+            let Be::Kernel { m, pol } = &*be else {
                 return Err(format!(
                     "--agent {}: {spec} is a textbook cache: no cgroups, PSI or lru_gen",
                     s.name
@@ -861,29 +1008,30 @@ impl Engine {
     }
 
     /// An agent wakes at `t`, acts through the machine's interfaces, and sleeps again.
-    fn wake_agent(&mut self, k: usize, t: u64) {
-        let Backend::Kernel { m, pol } = &mut self.backend else {
+    fn wake_agent(&mut self, be: &mut Be<'_>, k: usize, t: u64) {
+        let Be::Kernel { m, pol } = be else {
             return;
         };
+        let st = &mut *self.st;
         let mut sys = crate::agents::sys::MachineSys {
             m,
-            pol: pol.as_mut(),
-            psi: self.psi.as_deref_mut(),
+            pol: &mut **pol,
+            psi: st.psi.as_deref_mut(),
             now: t,
-            ages: &self.access_ages,
+            ages: &st.access_ages,
             spent_ns: 0,
         };
-        let log = &mut self.agent_logs[k];
+        let log = &mut st.agent_logs[k];
         log.wakeups += 1;
-        let next = self.agents[k].wake(&mut sys, t, log);
+        let next = st.agents[k].wake(&mut sys, t, log);
         if let Some(next) = next {
             self.push(next.max(t + 1), Ev::Agent(k as u32));
         }
     }
 
     /// Records the time of an access on the frame it left resident (DAMON's access ages).
-    fn note_access(&mut self, i: usize, page: PageRef, via: Via, t: u64) {
-        let Backend::Kernel { m, .. } = &self.backend else {
+    fn note_access(&mut self, be: &mut Be<'_>, i: usize, page: PageRef, via: Via, t: u64) {
+        let Be::Kernel { m, .. } = &*be else {
             return;
         };
         let pid = self.threads[i].pid;
@@ -920,7 +1068,7 @@ impl Engine {
 
     /// Thread `i` is runnable at `t`: it runs a step if the scheduler gives it a CPU, or waits
     /// in a run queue. Returns true when the thread has finished.
-    fn thread_ready(&mut self, i: usize, t: u64) -> bool {
+    fn thread_ready(&mut self, be: &mut Be<'_>, i: usize, t: u64) -> bool {
         let th = &mut self.threads[i];
         th.next_at = None;
         let placement = if std::mem::take(&mut th.dispatched) {
@@ -942,16 +1090,17 @@ impl Engine {
                 }
                 false
             }
-            Placement::Run { cpu } => self.run_step(i, t, cpu),
+            Placement::Run { cpu } => self.run_step(be, i, t, cpu),
         }
     }
 
     /// Thread `i` runs its next step on `cpu` from `t`: its CPU time is one burst there, then
     /// its waits off the CPU.
-    fn run_step(&mut self, i: usize, t: u64, cpu: u32) -> bool {
+    fn run_step(&mut self, be: &mut Be<'_>, i: usize, t: u64, cpu: u32) -> bool {
         self.threads[i].cpu = cpu;
+        self.sched.occupy(cpu);
         self.step_times = StepTimes::default();
-        let finished = self.step_thread(i, t);
+        let finished = self.step_thread(be, i, t);
         let times = self.step_times;
         let th = &mut self.threads[i];
         th.times.add(&times);
@@ -996,21 +1145,20 @@ impl Engine {
 
     /// Places the kernel threads' runs since the last call on CPUs (they take CPU time from
     /// the tasks there).
-    fn place_kthread_bursts(&mut self) {
-        if let Backend::Kernel { m, .. } = &mut self.backend {
+    fn place_kthread_bursts(&mut self, be: &mut Be<'_>) {
+        if let Be::Kernel { m, .. } = be {
             for (start, ns, node) in m.kthreads.cpu.bursts.drain(..) {
                 self.sched.reserve(node, start, ns);
             }
         }
     }
 
-    fn run(&mut self, opts: &RunOptions) -> Result<(), String> {
-        let mut live = self.threads.iter().filter(|t| !t.daemon).count();
-        while live > 0 {
+    fn run(&mut self, be: &mut Be<'_>, opts: &RunOptions) -> Result<(), String> {
+        while self.live > 0 {
             let next_task = self.queue.peek_time();
-            let next_kthread = match &self.backend {
-                Backend::Kernel { m, .. } => m.next_kthread_time(),
-                Backend::Textbook { .. } => None,
+            let next_kthread = match &*be {
+                Be::Kernel { m, .. } => m.next_kthread_time(),
+                Be::Textbook { .. } => None,
             };
             // Kernel threads first when due at the same time as a task.
             let t = match (next_task, next_kthread) {
@@ -1019,13 +1167,13 @@ impl Engine {
                 (Some(a), None) => a,
                 (None, Some(b)) => b,
             };
-            self.take_samples(|due| due < t)?;
-            self.take_lru_gen_samples(|due| due < t)?;
+            self.take_samples(be, |due| due < t)?;
+            self.take_lru_gen_samples(be, |due| due < t)?;
             if opts.max_sim_ns.is_some_and(|max| t > max) {
                 break;
             }
             self.now = t;
-            if let Backend::Kernel { m, .. } = &mut self.backend {
+            if let Be::Kernel { m, .. } = be {
                 m.settle(t);
             }
             if let Some(p) = self.psi.as_mut() {
@@ -1033,8 +1181,9 @@ impl Engine {
             }
             if next_kthread == Some(t) {
                 let horizon = next_task.unwrap_or(u64::MAX);
-                if let Backend::Kernel { m, pol } = &mut self.backend {
-                    m.run_next_kthread_work(pol.as_mut(), t, horizon);
+                if let Be::Kernel { m, pol } = be {
+                    let pol = &mut **pol;
+                    self.lent(m, |m| m.run_next_kthread_work(pol, t, horizon));
                 }
             } else {
                 let Some((t, ev)) = self.queue.pop() else {
@@ -1042,26 +1191,19 @@ impl Engine {
                 };
                 match ev {
                     Ev::Dispatch(c) => self.dispatch_cpu(c, t),
-                    Ev::Thread(i) => {
-                        if self.thread_ready(i as usize, t) {
-                            self.depart_barriers(i as usize, t);
-                            if !self.threads[i as usize].daemon {
-                                live -= 1;
-                            }
-                        }
-                    }
-                    Ev::LruGenCmd(i) => self.run_lru_gen_cmd(i, t),
-                    Ev::Agent(k) => self.wake_agent(k as usize, t),
+                    Ev::Thread(i) => self.thread_event(be, i as usize, t),
+                    Ev::LruGenCmd(i) => self.run_lru_gen_cmd(be, i, t),
+                    Ev::Agent(k) => self.wake_agent(be, k as usize, t),
                 }
             }
-            self.place_kthread_bursts();
-            self.psi_take_kswapd();
-            self.meter_usage(t);
+            self.place_kthread_bursts(be);
+            self.psi_take_kswapd(be);
+            self.meter_usage(be, t);
             if opts.check_invariants {
                 self.check_sched()
                     .map_err(|e| format!("invariant broken at t={t}: {e}"))?;
-                if let Backend::Kernel { m, pol } = &self.backend {
-                    m.check_invariants(pol.as_ref())
+                if let Be::Kernel { m, pol } = &*be {
+                    m.check_invariants(&**pol)
                         .map_err(|e| format!("invariant broken at t={t}: {e}"))?;
                 }
             }
@@ -1072,14 +1214,15 @@ impl Engine {
             }
         }
         let end = self.now;
-        if let Backend::Kernel { m, .. } = &mut self.backend {
+        if let Be::Kernel { m, .. } = be {
             m.settle(u64::MAX);
         }
-        self.take_samples(|due| due <= end)?;
-        self.take_lru_gen_samples(|due| due <= end)?;
+        self.take_samples(be, |due| due <= end)?;
+        self.take_lru_gen_samples(be, |due| due <= end)?;
         // Threads still running at the time limit finish there.
+        let now = self.now;
         for th in self.threads.iter_mut().filter(|th| !th.done) {
-            th.finish = self.now;
+            th.finish = now;
         }
         match self.threads.iter().find_map(|th| th.src.error()) {
             Some(e) => Err(e.to_string()),
@@ -1089,19 +1232,19 @@ impl Engine {
 
     /// Runs a thread's next action at time `t` (or resumes the access it yielded in); returns
     /// true when the thread has finished.
-    fn step_thread(&mut self, i: usize, t: u64) -> bool {
+    fn step_thread(&mut self, be: &mut Be<'_>, i: usize, t: u64) -> bool {
         self.psi_wake(i, t);
-        let finished = self.step_thread_inner(i, t);
+        let finished = self.step_thread_inner(be, i, t);
         if finished {
             self.psi_sleep(i, t);
         }
         finished
     }
 
-    fn step_thread_inner(&mut self, i: usize, t: u64) -> bool {
+    fn step_thread_inner(&mut self, be: &mut Be<'_>, i: usize, t: u64) -> bool {
         if let Some((page, op, via)) = self.threads[i].yielded_access {
-            if !self.thread_process_dead(self.threads[i].pid) {
-                return self.run_access(i, t, page, op, via);
+            if !self.thread_process_dead(be, self.threads[i].pid) {
+                return self.run_access(be, i, t, page, op, via);
             }
         }
         loop {
@@ -1112,19 +1255,25 @@ impl Engine {
                 th.finish = t;
                 return true;
             }
-            if self.thread_process_dead(pid) {
+            if self.thread_process_dead(be, pid) {
                 let th = &mut self.threads[i];
                 th.killed = true;
                 th.done = true;
                 th.finish = t;
                 return true;
             }
-            let Some(action) = self.threads[i].src.next_action() else {
+            let Some(action) = self.next_action(i) else {
                 let th = &mut self.threads[i];
                 th.done = true;
                 th.finish = t;
                 return true;
             };
+            if self.depth > 0 && !runs_nested(&action) {
+                // Not while a reclaimer below has a batch isolated: at the top level.
+                self.threads[i].peeked = Some(action);
+                self.push_thread(i, t);
+                return false;
+            }
             match action {
                 Action::Mark => {
                     self.threads[i].marks += 1;
@@ -1149,14 +1298,14 @@ impl Engine {
                     continue;
                 }
                 Action::Exit => {
-                    self.exit_process(i, t);
+                    self.exit_process(be, i, t);
                     let th = &mut self.threads[i];
                     th.done = true;
                     th.finish = t;
                     return true;
                 }
                 Action::MemcgWrite { memcg, file, value } => {
-                    let elapsed = self.memcg_write(i, t, memcg, file, value);
+                    let elapsed = self.memcg_write(be, i, t, memcg, file, value);
                     self.push_thread(i, t + elapsed.max(1));
                 }
                 Action::Think(ns) => {
@@ -1178,13 +1327,13 @@ impl Engine {
                     self.push_thread(i, at.max(t));
                 }
                 Action::MunmapAnon { start, len } => {
-                    let elapsed = self.munmap(i, t, start, len);
+                    let elapsed = self.munmap(be, i, t, start, len);
                     self.push_thread(i, t + elapsed);
                 }
                 Action::Access { page, op, via } => {
                     // Its latency counts from when the thread became runnable for it.
                     self.threads[i].access_start = self.threads[i].ready_at.min(t);
-                    return self.run_access(i, t, page, op, via);
+                    return self.run_access(be, i, t, page, op, via);
                 }
             }
             return false;
@@ -1250,10 +1399,10 @@ impl Engine {
         (xs.len() > 1).then(|| crate::stats::jain(&xs)).flatten()
     }
 
-    fn thread_process_dead(&self, pid: u32) -> bool {
-        match &self.backend {
-            Backend::Kernel { m, .. } => !m.procs[pid as usize].alive,
-            Backend::Textbook { .. } => false,
+    fn thread_process_dead(&self, be: &Be<'_>, pid: u32) -> bool {
+        match be {
+            Be::Kernel { m, .. } => !m.procs[pid as usize].alive,
+            Be::Textbook { .. } => false,
         }
     }
 
@@ -1266,9 +1415,10 @@ impl Engine {
         let tw = th.op_window.get_or_insert((start, t));
         tw.1 = tw.1.max(t);
         self.op_hist.record(d);
+        let st = &mut *self.st;
         for (v, unit) in [
-            (&mut self.op_pow2_s, 1_000_000_000),
-            (&mut self.op_pow2_us, 1_000),
+            (&mut st.op_pow2_s, 1_000_000_000),
+            (&mut st.op_pow2_us, 1_000),
         ] {
             let b = pow2_index(d, unit);
             if v.len() <= b {
@@ -1281,12 +1431,12 @@ impl Engine {
     }
 
     /// `do_exit` of the thread's process: its mappings go (exit_mmap).
-    fn exit_process(&mut self, i: usize, t: u64) {
+    fn exit_process(&mut self, be: &mut Be<'_>, i: usize, t: u64) {
         let ctx = self.ctx_for(i, t);
-        if let Backend::Kernel { m, pol } = &mut self.backend {
+        if let Be::Kernel { m, pol } = be {
             if m.procs[ctx.pid as usize].alive {
                 m.ctx = ctx;
-                m.exit_mmap(pol.as_mut(), ctx.pid);
+                m.exit_mmap(&mut **pol, ctx.pid);
                 self.step_times.add(&m.ctx.times);
             }
         }
@@ -1356,16 +1506,17 @@ impl Engine {
     /// returns true if the thread was killed.
     fn run_access(
         &mut self,
+        be: &mut Be<'_>,
         i: usize,
         t: u64,
         page: PageRef,
         op: crate::access::Op,
         via: Via,
     ) -> bool {
-        let end = self.access(i, t, page, op, via);
-        self.psi_take_marks(i);
+        let end = self.access(be, i, t, page, op, via);
+        self.psi_take_marks(be, i);
         if !self.access_ages.is_empty() {
-            self.note_access(i, page, via, t);
+            self.note_access(be, i, page, via, t);
         }
         match end {
             AccessEnd::Done { hit, major, at } => {
@@ -1393,6 +1544,63 @@ impl Engine {
         }
     }
 
+    /// A thread's event at `t`: it runs a step (or waits for a CPU); a thread that finished
+    /// leaves its barriers and, if a worker, the run's count of live threads.
+    fn thread_event(&mut self, be: &mut Be<'_>, i: usize, t: u64) {
+        if self.thread_ready(be, i, t) {
+            self.depart_barriers(i, t);
+            if !self.threads[i].daemon {
+                self.live -= 1;
+            }
+        }
+    }
+
+    /// The thread's next action (the one read ahead first).
+    fn next_action(&mut self, i: usize) -> Option<Action> {
+        let th = &mut self.threads[i];
+        th.peeked.take().or_else(|| th.src.next_action())
+    }
+
+    /// May thread `i`'s next step run while another task is suspended in reclaim with a batch
+    /// isolated? Not an exit, munmap or memcg write (they free or reclaim what the suspended
+    /// task may hold), nor an access that reached the OOM killer.
+    fn may_run_nested(&mut self, i: usize) -> bool {
+        let th = &mut self.threads[i];
+        if th.yielded_access.is_some() {
+            return !th.oom_deferred;
+        }
+        if th.peeked.is_none() {
+            th.peeked = th.src.next_action();
+        }
+        th.peeked.as_ref().is_none_or(runs_nested)
+    }
+
+    /// Runs `f` (a task's access, a kernel thread's work) with this engine lent to the machine
+    /// (`machine::Nest`) when other tasks may run meanwhile: it swaps places with an empty
+    /// engine for the duration.
+    fn lent<R>(&mut self, m: &mut Machine, f: impl FnOnce(&mut Machine) -> R) -> R {
+        if !self.nest_enabled || self.depth >= MAX_NEST_DEPTH {
+            return f(m);
+        }
+        let mut placeholder = self.st.spare.take().unwrap_or_default();
+        let deeper = placeholder.spare.take();
+        let mut st = std::mem::replace(&mut self.st, placeholder);
+        st.spare = deeper;
+        m.nest = Some(st);
+        let out = f(m);
+        let st = m
+            .nest
+            .take()
+            .expect("the lent engine is back")
+            .into_any()
+            .downcast::<State>()
+            .expect("the lent engine is an engine's state");
+        let mut placeholder = std::mem::replace(&mut self.st, st);
+        placeholder.spare = self.st.spare.take();
+        self.st.spare = Some(placeholder);
+        out
+    }
+
     /// The time of the next queued task-level event (a task past it yields at the next
     /// preemption point).
     fn next_event_time(&self) -> u64 {
@@ -1402,6 +1610,7 @@ impl Engine {
     /// One access (or its resumption after a yield).
     fn access(
         &mut self,
+        be: &mut Be<'_>,
         i: usize,
         t: u64,
         page: PageRef,
@@ -1410,16 +1619,19 @@ impl Engine {
     ) -> AccessEnd {
         let mut ctx = self.ctx_for(i, t);
         ctx.may_yield = true;
-        ctx.yield_at = self.next_event_time();
+        ctx.yield_at = self.next_event_time().min(self.nest_until);
+        ctx.nested = self.depth > 0;
         let resume = self.threads[i].resume.take();
         ctx.resumed = resume.is_some();
-        match &mut self.backend {
-            Backend::Kernel { m, pol } => {
+        match be {
+            Be::Kernel { m, pol } => {
                 m.ctx = ctx;
                 m.resume = resume.map(|r| *r).unwrap_or_default();
-                let out = m.access(pol.as_mut(), ctx.pid, page, op, via);
+                let pol = &mut **pol;
+                let out = self.lent(m, |m| m.access(pol, ctx.pid, page, op, via));
                 self.step_times.add(&m.ctx.times);
                 let at = m.now();
+                self.threads[i].oom_deferred = m.ctx.yielded && m.ctx.oom_deferred;
                 if m.ctx.yielded {
                     self.threads[i].resume = Some(Box::new(std::mem::take(&mut m.resume)));
                     return AccessEnd::Yielded { at };
@@ -1434,7 +1646,7 @@ impl Engine {
                     None => AccessEnd::Killed,
                 }
             }
-            Backend::Textbook { cache, cfg, .. } => {
+            Be::Textbook { cache, cfg, .. } => {
                 let hit = cache.access(page.key(ctx.pid), op == crate::access::Op::Write);
                 let c = &cfg.cost;
                 let syscall = match (page, via) {
@@ -1467,9 +1679,17 @@ impl Engine {
     }
 
     /// A write to a memcg control file by thread `i`; returns the time it took.
-    fn memcg_write(&mut self, i: usize, t: u64, memcg: u16, file: MemcgFile, value: u64) -> u64 {
+    fn memcg_write(
+        &mut self,
+        be: &mut Be<'_>,
+        i: usize,
+        t: u64,
+        memcg: u16,
+        file: MemcgFile,
+        value: u64,
+    ) -> u64 {
         let ctx = self.ctx_for(i, t);
-        let Backend::Kernel { m, pol } = &mut self.backend else {
+        let Be::Kernel { m, pol } = be else {
             return 0;
         };
         // The root has memory.reclaim but no memory.max/high/low/min (CFTYPE_NOT_ON_ROOT).
@@ -1479,7 +1699,7 @@ impl Engine {
             return 0;
         }
         m.ctx = ctx;
-        let pol = pol.as_mut();
+        let pol = &mut **pol;
         match file {
             MemcgFile::Max => m.set_memory_max(pol, memcg, value),
             MemcgFile::High => m.set_memory_high(pol, memcg, value),
@@ -1493,24 +1713,24 @@ impl Engine {
         }
         self.step_times.add(&m.ctx.times);
         let elapsed = m.ctx.elapsed;
-        self.psi_take_marks(i);
+        self.psi_take_marks(be, i);
         elapsed
     }
 
-    fn munmap(&mut self, i: usize, t: u64, start: u64, len: u64) -> u64 {
+    fn munmap(&mut self, be: &mut Be<'_>, i: usize, t: u64, start: u64, len: u64) -> u64 {
         let ctx = self.ctx_for(i, t);
-        match &mut self.backend {
-            Backend::Kernel { m, pol } => {
+        match be {
+            Be::Kernel { m, pol } => {
                 m.ctx = ctx;
-                m.munmap_anon(pol.as_mut(), ctx.pid, start, len);
+                m.munmap_anon(&mut **pol, ctx.pid, start, len);
                 // zap_pte_range over the range.
                 self.step_times.add(&m.ctx.times);
                 self.step_times.sys_ns += len * m.cfg.cost.zap_pte_ns;
                 let elapsed = m.ctx.elapsed + len * m.cfg.cost.zap_pte_ns;
-                self.psi_take_marks(i);
+                self.psi_take_marks(be, i);
                 elapsed
             }
-            Backend::Textbook { cfg, .. } => {
+            Be::Textbook { cfg, .. } => {
                 self.step_times.sys_ns += len * cfg.cost.zap_pte_ns;
                 len * cfg.cost.zap_pte_ns
             }
@@ -1518,12 +1738,12 @@ impl Engine {
     }
 
     /// Takes every sample due (`due(time)`), each of the model's state as it is now.
-    fn take_samples(&mut self, due: impl Fn(u64) -> bool) -> Result<(), String> {
+    fn take_samples(&mut self, be: &mut Be<'_>, due: impl Fn(u64) -> bool) -> Result<(), String> {
         while let Some(at) = self.sampler.as_ref().map(|s| s.next_time()) {
             if !due(at) {
                 break;
             }
-            let counters = self.counters_at(at);
+            let counters = self.counters_at(be, at);
             self.sampler
                 .as_mut()
                 .expect("checked above")
@@ -1535,17 +1755,15 @@ impl Engine {
     /// Every counter of the time series at simulated time `at`, read without changing the
     /// model: /proc/vmstat, each memcg's memory.current (bytes) and memory.stat, and MGLRU's
     /// generation sizes, and PSI's stall totals (system-wide and per memcg).
-    fn counters_at(&mut self, at: u64) -> crate::timeseries::Counters {
+    fn counters_at(&mut self, be: &mut Be<'_>, at: u64) -> crate::timeseries::Counters {
         let mut c = crate::timeseries::Counters::default();
-        match &mut self.backend {
-            Backend::Kernel { m, pol } => {
+        match be {
+            Be::Kernel { m, pol } => {
                 c.group(
                     "vmstat",
-                    vmstat_map(m, pol.as_ref())
-                        .iter()
-                        .map(|(k, &v)| (k.as_str(), v)),
+                    vmstat_map(m, &**pol).iter().map(|(k, &v)| (k.as_str(), v)),
                 );
-                for mc in memcg_results(m, pol.as_ref()) {
+                for mc in memcg_results(m, &**pol) {
                     c.push(
                         format!("memcg.{}.memory.current", mc.path),
                         mc.current_pages * 4096,
@@ -1585,7 +1803,7 @@ impl Engine {
                     }
                 }
             }
-            Backend::Textbook { cache, .. } => {
+            Be::Textbook { cache, .. } => {
                 let s = cache.stats();
                 c.push("vmstat.evictions", s.evictions);
                 c.push("vmstat.dirty_evictions", s.dirty_evictions);
@@ -1597,12 +1815,16 @@ impl Engine {
     /// Takes every lru_gen sample due (`due(time)`): the lru_gen file as it shows at the
     /// sample's time (`lru_gen_seq_show` reads the clock for the generations' ages), read
     /// without changing the model, with the machine's context put back as it was.
-    fn take_lru_gen_samples(&mut self, due: impl Fn(u64) -> bool) -> Result<(), String> {
+    fn take_lru_gen_samples(
+        &mut self,
+        be: &mut Be<'_>,
+        due: impl Fn(u64) -> bool,
+    ) -> Result<(), String> {
         while let Some((at, every)) = self.sample_every {
             if !due(at) {
                 break;
             }
-            if let Backend::Kernel { m, pol } = &mut self.backend {
+            if let Be::Kernel { m, pol } = be {
                 let saved = m.ctx;
                 m.ctx = Ctx {
                     now: at,
@@ -1627,10 +1849,10 @@ impl Engine {
     }
 
     /// A write to /sys/kernel/debug/lru_gen by the proactive-reclaim schedule.
-    fn run_lru_gen_cmd(&mut self, i: usize, t: u64) {
+    fn run_lru_gen_cmd(&mut self, be: &mut Be<'_>, i: usize, t: u64) {
         let cmd = self.schedule[i].1.clone();
-        let result: Result<u64, String> = match &mut self.backend {
-            Backend::Kernel { m, pol } => {
+        let result: Result<u64, String> = match be {
+            Be::Kernel { m, pol } => {
                 m.ctx = Ctx {
                     now: t,
                     pid: u32::MAX,
@@ -1649,7 +1871,7 @@ impl Engine {
                     Some(Err(e)) => Err(e.to_string()),
                 }
             }
-            Backend::Textbook { .. } => Err("ENOENT (not MGLRU)".to_string()),
+            Be::Textbook { .. } => Err("ENOENT (not MGLRU)".to_string()),
         };
         self.lru_gen_results.push(LruGenCommandResult {
             time_ns: t,
@@ -1661,10 +1883,11 @@ impl Engine {
     }
 
     /// The run's CPU time: the threads' summed, the kernel threads', the scheduler's counts.
-    fn cpu_result(&self) -> CpuResult {
+    fn cpu_result(&self, be: &Be<'_>) -> CpuResult {
         let mut c = CpuResult {
             cpus: self.sched.nr_cpus(),
             context_switches: self.sched.stats.context_switches,
+            nested_steps: self.nested_steps,
             migrations: self.sched.stats.migrations,
             sched_preemptions: self.sched.stats.preemptions,
             ..CpuResult::default()
@@ -1677,7 +1900,7 @@ impl Engine {
             c.throttled_ns += t.times.throttled_ns;
             c.sleep_ns += t.times.sleep_ns;
         }
-        if let Backend::Kernel { m, .. } = &self.backend {
+        if let Be::Kernel { m, .. } = be {
             c.kswapd_ns = m.kthreads.cpu.kswapd_ns;
             c.flusher_ns = m.kthreads.cpu.flusher_ns;
             c.lru_lock_wait_ns = m.lru_lock_wait_ns;
@@ -1685,7 +1908,7 @@ impl Engine {
         c
     }
 
-    fn result(&self, scn: &Scenario, spec: PolicySpec, seed: u64) -> RunResult {
+    fn result(&self, be: &Be<'_>, scn: &Scenario, spec: PolicySpec, seed: u64) -> RunResult {
         let sim_time_ns = self
             .threads
             .iter()
@@ -1730,16 +1953,16 @@ impl Engine {
                 },
             })
             .collect();
-        let cpu = self.cpu_result();
-        let (vmstat, meminfo, mut memcgs, oom_kills, lru_gen) = match &self.backend {
-            Backend::Kernel { m, pol } => (
-                vmstat_map(m, pol.as_ref()),
-                meminfo_map(m, pol.as_ref()),
-                memcg_results(m, pol.as_ref()),
+        let cpu = self.cpu_result(be);
+        let (vmstat, meminfo, mut memcgs, oom_kills, lru_gen) = match be {
+            Be::Kernel { m, pol } => (
+                vmstat_map(m, &**pol),
+                meminfo_map(m, &**pol),
+                memcg_results(m, &**pol),
                 m.vm.get(Vm::OomKill),
                 pol.lru_gen_show(m, false).zip(pol.lru_gen_show(m, true)),
             ),
-            Backend::Textbook { cache, .. } => {
+            Be::Textbook { cache, .. } => {
                 let s = cache.stats();
                 let mut v = BTreeMap::new();
                 v.insert("evictions".to_string(), s.evictions);
@@ -1747,7 +1970,7 @@ impl Engine {
                 (v, BTreeMap::new(), Vec::new(), 0, None)
             }
         };
-        if let Backend::Kernel { m, .. } = &self.backend {
+        if let Be::Kernel { m, .. } = be {
             for r in memcgs.iter_mut() {
                 let Some(id) = m.memcg_by_path(&r.path) else {
                     continue;
@@ -1759,9 +1982,9 @@ impl Engine {
             }
         }
         let policy = spec.to_string();
-        let capacity_pages = match &self.backend {
-            Backend::Kernel { m, .. } => kernel_capacity(scn, m),
-            Backend::Textbook { cache, .. } => cache.capacity() as u64,
+        let capacity_pages = match be {
+            Be::Kernel { m, .. } => kernel_capacity(scn, m),
+            Be::Textbook { cache, .. } => cache.capacity() as u64,
         };
         RunResult {
             scenario: scn.name.clone(),

@@ -1345,3 +1345,146 @@ fn a_writeback_completion_due_during_the_batch_lets_the_folio_be_reclaimed() {
     assert_eq!(m.vm.get(Vm::Pgactivate), 0);
     check(&m, &pol);
 }
+
+/// A task on another CPU, as the engine lent to the machine runs it (`machine::Nest`): at its
+/// first call it writes page `page` of `file` through write() (a buffered write that dirties
+/// the folio wherever it is), and it records the clocks it was called with.
+struct WriterOnAnotherCpu {
+    pid: u32,
+    file: u32,
+    page: u64,
+    calls: Vec<u64>,
+}
+
+impl reclaimlab::machine::Nest for WriterOnAnotherCpu {
+    fn run_until(
+        mut self: Box<Self>,
+        m: &mut Machine,
+        pol: &mut dyn Policy,
+        until: u64,
+    ) -> (Box<dyn reclaimlab::machine::Nest>, u64) {
+        if self.calls.is_empty() {
+            m.ctx = Ctx {
+                now: until,
+                cpu: m.cfg.cpus - 1,
+                pid: self.pid,
+                nested: true,
+                ..Ctx::default()
+            };
+            let page = PageRef::File {
+                file: self.file,
+                page: self.page,
+            };
+            m.access(pol, self.pid, page, Op::Write, Via::Fd)
+                .expect("the write completed");
+        }
+        self.calls.push(until);
+        (self, u64::MAX)
+    }
+
+    fn next_time(&self) -> u64 {
+        0
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// Other tasks run while a batch is isolated (`shrink_folio_list` locks each folio in turn,
+/// with the lruvec lock dropped): a write on another CPU to a folio of the batch, before the
+/// reclaimer locks it, leaves it dirty, so the reclaimer activates it (PG_reclaim, the write
+/// left to the flusher) instead of freeing it. The others run up to the reclaimer's clock
+/// before each folio, and the reclaimer's own context is restored after them.
+#[test]
+fn a_folio_written_by_another_task_while_isolated_is_not_reclaimed() {
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let f = m.create_file("f", 8);
+    let p = m.create_process("p", 0, 0);
+    let w = m.create_process("w", 0, 0);
+    for i in 0..8 {
+        read(&mut m, &mut pol, p, f, i);
+    }
+    drain(&mut m, &mut pol);
+    let last = page_of(&m, f, 7);
+    m.nest = Some(Box::new(WriterOnAnotherCpu {
+        pid: w,
+        file: f,
+        page: 7,
+        calls: Vec::new(),
+    }));
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 8), 7);
+    assert_eq!(page_of(&m, f, 7), last, "the written folio stays cached");
+    assert!(has(&m, last, pg::DIRTY) && has(&m, last, pg::RECLAIM));
+    assert_eq!(m.vm.get(Vm::Pgactivate), 1);
+    assert_eq!(m.ctx.pid, 0, "the reclaimer's context is back");
+    let nest = m.nest.take().expect("the nest is back").into_any();
+    let calls = nest.downcast::<WriterOnAnotherCpu>().expect("ours").calls;
+    assert_eq!(calls.len(), 8, "before each folio");
+    assert!(calls.windows(2).all(|w| w[0] < w[1]), "{calls:?}");
+    check(&m, &pol);
+}
+
+/// A task that runs nested (another task is suspended in reclaim with a batch isolated) does
+/// not OOM-kill: its charge yields before the OOM killer (`Ctx::oom_deferred`), and the kill
+/// happens when it retries at the top level.
+#[test]
+fn a_nested_task_defers_the_oom_kill_to_the_top_level() {
+    for nested in [true, false] {
+        let mut cfg = MachineConfig::simple(4096);
+        cfg.memcgs = vec![MemcgConfig::new("/a").with_max(32)];
+        let (mut m, mut pol) = build(cfg);
+        let a = m.memcg_by_path("/a").unwrap();
+        let p = m.create_process("p", a, 33);
+        for i in 0..32 {
+            write_anon(&mut m, &mut pol, p, i);
+        }
+        enter(&mut m, p);
+        m.ctx.nested = nested;
+        m.ctx.may_yield = true;
+        m.ctx.yield_at = u64::MAX;
+        let page = PageRef::Anon { page: 32 };
+        let out = m.access(&mut pol, p, page, Op::Write, Via::Mmap);
+        assert!(out.is_none());
+        assert_eq!(m.ctx.yielded, nested);
+        assert_eq!(m.ctx.oom_deferred, nested);
+        assert_eq!(m.vm.get(Vm::OomKill), !nested as u64);
+        check(&m, &pol);
+    }
+}
+
+/// A task that reclaims for a page-cache miss can find, once its folio is allocated, that a
+/// task on another CPU read the same page meanwhile (it ran while the first reclaimed):
+/// `filemap_add_folio` fails with -EEXIST, the new folio is put back (uncharged, freed) and
+/// the other's folio is used. Nothing is cached twice.
+#[test]
+fn a_page_another_task_cached_during_our_reclaim_is_not_cached_twice() {
+    let (mut m, mut pol, w, p, f) = full_memcg_of_clean_cache();
+    let reader = m.create_process("r", 0, 0);
+    m.nest = Some(Box::new(WriterOnAnotherCpu {
+        pid: reader,
+        file: f,
+        page: 100,
+        calls: Vec::new(),
+    }));
+    enter(&mut m, p);
+    let out = m
+        .access(
+            &mut pol,
+            p,
+            PageRef::File { file: f, page: 100 },
+            Op::Read,
+            Via::Fd,
+        )
+        .expect("the read completed");
+    assert!(!out.hit);
+    m.nest = None;
+    m.settle(u64::MAX);
+    let pfn = page_of(&m, f, 100);
+    assert_eq!(m.folios[pfn as usize].memcg, 0, "the other task's folio");
+    // /w holds its surviving pages of 0..64, not the folio it allocated for page 100.
+    let resident = m.files[f as usize].nr_pages;
+    assert!(resident < 64, "{resident}");
+    assert_eq!(m.memcgs[w as usize].usage, resident - 1);
+    check(&m, &pol);
+}

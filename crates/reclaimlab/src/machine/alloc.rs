@@ -155,6 +155,13 @@ impl Machine {
             if let Some(p) = self.get_page_from_freelist(preferred, Wmark::High) {
                 return Some(p);
             }
+            // The kill waits for the top level: no reclaimer below has a batch isolated there.
+            if self.ctx.nested {
+                self.ctx.yielded = true;
+                self.ctx.oom_deferred = true;
+                self.resume.slowpath = Some(no_progress_loops);
+                return None;
+            }
             if !self.out_of_memory(pol, None) || self.ctx.killed {
                 return None;
             }

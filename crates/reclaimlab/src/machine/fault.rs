@@ -125,6 +125,28 @@ impl Machine {
         Some(pfn)
     }
 
+    /// Another task (on another CPU, while this one reclaimed for its new folio) put the page
+    /// in the page cache first: `filemap_add_folio` fails with -EEXIST, the new folio is put
+    /// back (`folio_put`) and the lookup finds the other's. Returns that folio, if so.
+    pub(super) fn raced_into_page_cache(&mut self, file: u32, index: u64, new: Pfn) -> Option<Pfn> {
+        let Slot::Page(cached) = self.files[file as usize].slots[index as usize] else {
+            return None;
+        };
+        self.free_folio(new);
+        Some(cached)
+    }
+
+    /// Another thread of the process mapped the page first, while this one reclaimed for its
+    /// new folio (`pte_same` fails under the PTE lock): the new folio is put back.
+    fn raced_into_pte(&mut self, pid: u32, vma: u16, index: u64, orig: Pte, new: Pfn) -> bool {
+        let now = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+        if now == orig {
+            return false;
+        }
+        self.free_folio(new);
+        true
+    }
+
     /// Installs a PTE for a folio and accounts the mapping.
     pub(super) fn map_folio(&mut self, pid: u32, vma: u16, index: u64, pfn: Pfn, dirty: bool) {
         let v = &mut self.procs[pid as usize].vmas[vma as usize];
@@ -194,7 +216,11 @@ impl Machine {
         index: u64,
     ) -> Option<AccessOutcome> {
         self.count_fault(pid, false);
+        let orig = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
         let pfn = self.new_folio(pol, pid, Owner::Anon { pid, vma, index })?;
+        if self.raced_into_pte(pid, vma, index, orig, pfn) {
+            return self.access_anon(pol, pid, vma, index, true);
+        }
         if self.procs[pid as usize].vmas[vma as usize].flags & vm::LOCKED != 0 {
             self.folios[pfn as usize].set(pg::MLOCKED);
         }
@@ -222,7 +248,10 @@ impl Machine {
                 self.count_fault(pid, false);
                 (pfn, false)
             }
-            SwapSlot::Stored(shadow) => (self.swap_in(pol, pid, vma, index, slot, shadow)?, true),
+            SwapSlot::Stored(shadow) => match self.swap_in(pol, pid, vma, index, slot, shadow)? {
+                Some(pfn) => (pfn, true),
+                None => return self.access_anon(pol, pid, vma, index, write),
+            },
             SwapSlot::Free => unreachable!("swap PTE points to a free slot"),
         };
         // The slot may have been freed by the swap-in itself (zram).
@@ -243,7 +272,8 @@ impl Machine {
         Some(AccessOutcome { hit: !major, major })
     }
 
-    /// Reads a page back from swap into a new folio.
+    /// Reads a page back from swap into a new folio; Some(None) if another thread of the
+    /// process swapped it in first (`pte_same` fails): the fault starts over.
     fn swap_in(
         &mut self,
         pol: &mut dyn Policy,
@@ -252,9 +282,13 @@ impl Machine {
         index: u64,
         slot: u32,
         shadow: Option<u64>,
-    ) -> Option<Pfn> {
+    ) -> Option<Option<Pfn>> {
         self.count_fault(pid, true);
+        let orig = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
         let pfn = self.new_folio(pol, pid, Owner::Anon { pid, vma, index })?;
+        if self.raced_into_pte(pid, vma, index, orig, pfn) {
+            return Some(None);
+        }
         let read_start = self.now();
         self.swap_read();
         let read_ns = self.now() - read_start;
@@ -281,7 +315,7 @@ impl Machine {
         let iowait = !self.swap.is_synchronous();
         self.psi_wait(read_start, read_start + read_ns, workingset, iowait);
         self.folio_add_lru(pol, pfn);
-        Some(pfn)
+        Some(Some(pfn))
     }
 
     /// read()/write() of one page through a file descriptor.
@@ -325,6 +359,9 @@ impl Machine {
         write: bool,
     ) -> Option<Pfn> {
         let pfn = self.new_folio(pol, pid, Owner::File { file, index })?;
+        if let Some(cached) = self.raced_into_page_cache(file, index, pfn) {
+            return Some(cached);
+        }
         self.page_cache_add(pol, file, index, pfn, !write);
         self.folio_add_lru(pol, pfn);
         if !write {
@@ -450,8 +487,17 @@ impl Machine {
     ) -> Option<AccessOutcome> {
         self.count_fault(pid, false);
         let new = self.new_folio(pol, pid, Owner::Anon { pid, vma, index })?;
-        // The old PTE may have been unmapped by reclaim during the allocation.
+        // The old PTE may have been unmapped by reclaim during the allocation, or replaced by
+        // another thread's copy.
         let pte = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+        if pte.is_present() && self.folios[pte.pfn() as usize].is_anon() {
+            self.free_folio(new);
+            self.procs[pid as usize].vmas[vma as usize].touch(index, true);
+            return Some(AccessOutcome {
+                hit: true,
+                major: false,
+            });
+        }
         if pte.is_present() && pte.pfn() == old {
             self.procs[pid as usize].rss -= 1;
             self.folios[old as usize].mapcount -= 1;

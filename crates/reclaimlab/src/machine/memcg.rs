@@ -265,6 +265,12 @@ impl Machine {
                 }
                 continue;
             }
+            // The kill waits for the top level: no reclaimer below has a batch isolated there.
+            if self.ctx.nested {
+                self.ctx.yielded = true;
+                self.ctx.oom_deferred = true;
+                return self.charge_yield(memcg, 0, drained);
+            }
             // mem_cgroup_oom: a kill resets the retries; no victim means -ENOMEM.
             self.count_memcg(over, Vm::MemcgOom, 1);
             if self.ctx.killed || !self.out_of_memory(pol, Some(over)) {

@@ -382,6 +382,11 @@ pub struct Ctx {
     pub resumed: bool,
     /// Where `elapsed` went: CPU (user, sys) and the waits off the CPU.
     pub times: StepTimes,
+    /// The task runs while another task, suspended in reclaim, has a batch isolated
+    /// (`Machine::let_others_run`): it may not OOM-kill (the kill waits for the top level).
+    pub nested: bool,
+    /// A nested task reached the OOM killer and yielded: it retries at the top level.
+    pub oom_deferred: bool,
 }
 
 /// Where the simulated time of one operation went (`Ctx::elapsed` is their sum): on the CPU in
@@ -443,6 +448,23 @@ pub struct ChargeLoop {
     pub drained: bool,
 }
 
+/// The engine, lent to the machine while a task runs in the kernel, so that a reclaimer that
+/// has dropped its lruvec lock with a batch isolated can let the other tasks run their events
+/// up to its time (they run on other CPUs meanwhile).
+pub trait Nest {
+    /// Runs the other tasks' events due by `until` (the current context's clock); returns
+    /// itself and the time the current task must now yield at (`Ctx::yield_at`).
+    fn run_until(
+        self: Box<Self>,
+        m: &mut Machine,
+        pol: &mut dyn crate::policy::Policy,
+        until: u64,
+    ) -> (Box<dyn Nest>, u64);
+    /// The time of the next event that might run (u64::MAX if none).
+    fn next_time(&self) -> u64;
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+}
+
 /// The modelled machine.
 pub struct Machine {
     pub cfg: MachineConfig,
@@ -472,6 +494,8 @@ pub struct Machine {
     /// Uncharges made at a time later than `free_floor` (sorted by that time), with the
     /// memcg: memory.current still counts them for a context whose clock is behind.
     pub uncharges_in_flight: Vec<(u64, u16)>,
+    /// The engine while a task's access runs (`Nest`), if other tasks may run meanwhile.
+    pub nest: Option<Box<dyn Nest>>,
     /// Per-CPU `lru_add` and `lru_activate` batches.
     pub lru_add_batch: Vec<Vec<Pfn>>,
     pub lru_activate_batch: Vec<Vec<Pfn>>,
@@ -537,6 +561,7 @@ impl Machine {
             usage_epoch: 0,
             free_floor: u64::MAX,
             uncharges_in_flight: Vec::new(),
+            nest: None,
             lru_add_batch: vec![Vec::with_capacity(32); ncpu],
             lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
             wb: writeback::WritebackState::default(),
@@ -634,6 +659,28 @@ impl Machine {
         }
         self.catch_up(pol);
         false
+    }
+
+    /// `shrink_folio_list` with the batch isolated and the lruvec lock dropped: the kernel
+    /// threads due by now run, and, when the engine is lent (a task's access on a machine with
+    /// other CPUs), so do the other tasks' events due by now. They see the batch off the LRU,
+    /// and may reference, dirty or write back its folios before this reclaimer examines them.
+    pub fn let_others_run(&mut self, pol: &mut dyn crate::policy::Policy) {
+        self.catch_up(pol);
+        let until = self.now();
+        if self.nest.as_ref().is_none_or(|n| n.next_time() > until) {
+            return;
+        }
+        let Some(nest) = self.nest.take() else {
+            return;
+        };
+        let ctx = self.ctx;
+        let resume = std::mem::take(&mut self.resume);
+        let (nest, yield_at) = nest.run_until(self, pol, until);
+        self.ctx = ctx;
+        self.ctx.yield_at = yield_at;
+        self.resume = resume;
+        self.nest = Some(nest);
     }
 
     /// The current simulated time inside an operation.

@@ -410,6 +410,9 @@ impl Machine {
         index: u64,
     ) -> Option<Pfn> {
         let pfn = self.new_folio(pol, pid, Owner::File { file, index })?;
+        if let Some(cached) = self.raced_into_page_cache(file, index, pfn) {
+            return Some(cached);
+        }
         self.page_cache_add(pol, file, index, pfn, true);
         let now = self.now();
         let batch = self.do_sync_mmap_readahead(pid, vma, file, index);
@@ -520,6 +523,9 @@ impl Machine {
                     self.folios[pfn as usize].set(pg::READAHEAD);
                 }
                 true
+            } else if cached(&self.files[file as usize].slots, idx) {
+                // Read by another task while this one reclaimed for it.
+                false
             } else if stop_at_enomem {
                 break;
             } else {
@@ -575,9 +581,10 @@ impl Machine {
             self.nodes[frame_node as usize].give_free(pfn, now, self.free_floor);
             return None;
         }
-        // The batch's reclaim may have filled the slot meanwhile? Nothing else runs during a
-        // readahead batch but kernel threads, which add no page-cache folios.
-        debug_assert!(!cached(&self.files[file as usize].slots, index));
+        // Another task may have read the page while this one reclaimed (it ran nested).
+        if self.raced_into_page_cache(file, index, pfn).is_some() {
+            return None;
+        }
         self.page_cache_add(pol, file, index, pfn, true);
         self.folio_add_lru(pol, pfn);
         Some(pfn)

@@ -143,12 +143,11 @@ pub fn shrink_folio_list(
     sc: &mut ScanControl,
     stat: &mut ReclaimStat,
 ) -> u64 {
-    // The lruvec lock is dropped with the folios isolated: kernel threads due by now run
-    // (on other CPUs) and see them off the LRU.
-    m.catch_up(pol);
     let mut reclaimed = 0;
     let mut i = 0;
     while i < folios.len() {
+        // The folio is locked now; until then other CPUs may use it.
+        m.let_others_run(pol);
         let pfn = folios[i];
         m.spend_sys(m.cfg.cost.reclaim_per_folio_ns);
         sc.nr_scanned += 1;
