@@ -1112,7 +1112,9 @@ impl Engine {
         finished
     }
 
-    /// A CPU's dispatch event: the task it picks runs now.
+    /// A CPU's dispatch event: the task it picks runs now, or when it became runnable if
+    /// that is later (it queued, at a later time, behind a task whose burst was not known yet:
+    /// it ran nested, `machine::Nest`).
     fn dispatch_cpu(&mut self, cpu: u32, t: u64) {
         match self.sched.dispatch(cpu, t) {
             Dispatch::None => {}
@@ -1122,7 +1124,8 @@ impl Engine {
                 th.dispatched = true;
                 th.cpu = cpu;
                 th.runqueue_wait_ns += waited;
-                self.push_thread(task as usize, t);
+                let at = t.max(th.ready_at);
+                self.push_thread(task as usize, at);
             }
         }
     }
@@ -1173,9 +1176,6 @@ impl Engine {
                 break;
             }
             self.now = t;
-            if let Be::Kernel { m, .. } = be {
-                m.settle(t);
-            }
             if let Some(p) = self.psi.as_mut() {
                 p.advance_to(t);
             }
@@ -1214,9 +1214,6 @@ impl Engine {
             }
         }
         let end = self.now;
-        if let Be::Kernel { m, .. } = be {
-            m.settle(u64::MAX);
-        }
         self.take_samples(be, |due| due <= end)?;
         self.take_lru_gen_samples(be, |due| due <= end)?;
         // Threads still running at the time limit finish there.
@@ -1858,12 +1855,12 @@ impl Engine {
                     pid: u32::MAX,
                     ..Ctx::default()
                 };
-                let before = m.local_pages_settled();
-                let r = pol.lru_gen_write(m, &cmd);
+                let before: Vec<u64> = m.memcgs.iter().map(|c| c.local_pages).collect();
+                let r = pol.lru_gen_write(&mut **m, &cmd);
                 let freed = before
                     .iter()
-                    .zip(m.local_pages_settled())
-                    .map(|(b, a)| b.saturating_sub(a))
+                    .zip(&m.memcgs)
+                    .map(|(b, c)| b.saturating_sub(c.local_pages))
                     .sum();
                 match r {
                     None => Err("ENOENT (not MGLRU)".to_string()),

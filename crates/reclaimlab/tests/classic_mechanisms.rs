@@ -1222,12 +1222,11 @@ fn memcg_charge_that_reclaim_makes_room_for_does_not_oom() {
 }
 
 // ------------------------------------------------------------------------------------------
-// Concurrent reclaimers: freed when freed, kernel threads while a batch is isolated
+// Concurrent reclaimers: other CPUs' tasks and kernel threads while a batch is isolated
 // ------------------------------------------------------------------------------------------
 
 /// A memcg `/w` of 64 pages filled with clean page cache by process `p` reading file `f`
-/// (128 pages); returns (machine, policy, memcg, p, f) with the engine's floor at the time
-/// the filling ended (`Machine::settle`, as the engine does before each event).
+/// (128 pages); returns (machine, policy, memcg, p, f).
 fn full_memcg_of_clean_cache() -> (Machine, Classic, u16, u32, u32) {
     let mut cfg = MachineConfig::simple(4096);
     let mut mc = MemcgConfig::new("/w");
@@ -1241,84 +1240,7 @@ fn full_memcg_of_clean_cache() -> (Machine, Classic, u16, u32, u32) {
         read(&mut m, &mut pol, p, f, i);
     }
     drain(&mut m, &mut pol);
-    let t0 = m.now();
-    m.settle(t0);
     (m, pol, w, p, f)
-}
-
-/// Freed when freed (`free_unref_folios` at the end of a shrink_folio_list batch): the pages
-/// a reclaimer frees at its time are not free, nor uncharged, for a task whose clock is behind
-/// it, which must reclaim on its own (one memory.events "max"); a task whose clock has passed
-/// them charges into the room they left without reclaiming.
-#[test]
-fn pages_a_reclaimer_frees_ahead_in_time_are_not_free_for_a_task_behind_it() {
-    for behind in [true, false] {
-        let (mut m, mut pol, w, p, f) = full_memcg_of_clean_cache();
-        let t0 = m.now();
-        let free_before = m.nr_free();
-        m.ctx = Ctx {
-            now: t0 + 1_000_000,
-            pid: p,
-            ..Ctx::default()
-        };
-        let freed = reclaimlab::machine::vmscan::try_to_free_mem_cgroup_pages(
-            &mut m, &mut pol, w, 32, true, true, None,
-        );
-        assert!(freed >= 32, "{freed}");
-        let done = m.now();
-        assert_eq!(m.nr_free_at(t0 + 500_000), m.nr_free_at(t0));
-        assert_eq!(m.nr_free_at(done), free_before + freed);
-        assert_eq!(
-            m.memcgs[w as usize].usage, 64,
-            "the uncharges are in flight"
-        );
-        check(&m, &pol);
-
-        let at = if behind { t0 + 500_000 } else { done };
-        m.ctx = Ctx {
-            now: at,
-            pid: p,
-            ..Ctx::default()
-        };
-        m.access(
-            &mut pol,
-            p,
-            PageRef::File { file: f, page: 100 },
-            Op::Read,
-            Via::Fd,
-        )
-        .expect("the read completed");
-        let max_events = m.memcgs[w as usize].events.get(Vm::MemcgMax);
-        assert_eq!(max_events, behind as u64, "behind: {behind}");
-        check(&m, &pol);
-        m.settle(u64::MAX);
-        assert!(m.uncharges_in_flight.is_empty() && m.nodes[0].in_flight.is_empty());
-        check(&m, &pol);
-    }
-}
-
-/// Frames in flight join the free list in the order they were freed, so the free lists stay
-/// LIFO: the frame freed last by a context's time is the one it gets.
-#[test]
-fn frames_in_flight_are_handed_out_last_freed_first() {
-    let (mut m, _pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
-    let n = &mut m.nodes[0];
-    let a = n.take_free_at(0).expect("frame");
-    let b = n.take_free_at(0).expect("frame");
-    let c = n.take_free_at(0).expect("frame");
-    let free = n.nr_free();
-    n.give_free(a, 10, 5);
-    n.give_free(c, 30, 5);
-    n.give_free(b, 20, 5);
-    assert_eq!(n.nr_free_at(5), free);
-    assert_eq!(n.nr_free_at(25), free + 2);
-    assert_eq!(n.take_free_at(25), Some(b), "the last freed by 25");
-    n.give_free(b, 20, 5);
-    n.settle_free(20);
-    assert_eq!(n.in_flight, vec![(30, c)]);
-    assert_eq!(n.take_free_at(20), Some(b), "b was freed after a");
-    assert_eq!(n.take_free_at(20), Some(a));
-    assert_eq!(n.take_free_at(30), Some(c));
 }
 
 /// Kernel threads run while a batch is isolated (shrink_folio_list runs with the lruvec lock
@@ -1479,7 +1401,6 @@ fn a_page_another_task_cached_during_our_reclaim_is_not_cached_twice() {
         .expect("the read completed");
     assert!(!out.hit);
     m.nest = None;
-    m.settle(u64::MAX);
     let pfn = page_of(&m, f, 100);
     assert_eq!(m.folios[pfn as usize].memcg, 0, "the other task's folio");
     // /w holds its surviving pages of 0..64, not the folio it allocated for page 100.

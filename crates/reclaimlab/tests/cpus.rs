@@ -312,6 +312,9 @@ fn other_cpus_run_tasks_while_a_reclaimer_has_a_batch_isolated() {
         assert!(four.cpu.nested_steps > 0, "{spec}: {:?}", four.cpu);
         assert_eq!(four, checked(&scn), "{spec}: deterministic");
         assert_times_add_up(&four, 100_000);
+        // A task queued behind a reclaimer's CPU while it ran nested starts no earlier than
+        // it became runnable: no access ends before it began.
+        assert!(four.latency.max_ns < four.sim_time_ns, "{:?}", four.latency);
         scn.set_cpus(1).expect("cpus");
         assert_eq!(checked(&scn).cpu.nested_steps, 0, "{spec}");
     }

@@ -22,7 +22,7 @@ impl Machine {
             Wmark::Low => n.wmark.low,
             Wmark::High => n.wmark.high,
         };
-        n.nr_free_at(self.now()) > m
+        n.nr_free() > m
     }
 
     /// `pgdat_balanced` for a single zone at order 0: free pages above the high watermark.
@@ -46,16 +46,14 @@ impl Machine {
 
     /// Takes a free frame of `node`; the frame's folio records its node (`folio_nid`).
     fn take_from_node(&mut self, node: u8) -> Option<Pfn> {
-        let now = self.now();
-        let pfn = self.nodes[node as usize].take_free_at(now)?;
+        let pfn = self.nodes[node as usize].free.pop()?;
         self.folios[pfn as usize].node = node;
         Some(pfn)
     }
 
     /// Takes any free page, ignoring watermarks (zram's pool allocations dip into reserves).
     pub fn take_free_page_any(&mut self) -> Option<Pfn> {
-        let now = self.now();
-        let node = (0..self.nodes.len()).find(|&n| self.nodes[n].nr_free_at(now) > 0)?;
+        let node = (0..self.nodes.len()).find(|&n| !self.nodes[n].free.is_empty())?;
         self.take_from_node(node as u8)
     }
 
@@ -172,10 +170,8 @@ impl Machine {
     /// `should_reclaim_retry`: would the reclaimable pages plus free pages pass the min
     /// watermark of some zone?
     fn should_reclaim_retry(&self, pol: &dyn Policy) -> bool {
-        let now = self.now();
         (0..self.nodes.len() as u8).any(|n| {
-            let available =
-                self.zone_reclaimable_pages(pol, n) + self.nodes[n as usize].nr_free_at(now);
+            let available = self.zone_reclaimable_pages(pol, n) + self.nodes[n as usize].nr_free();
             available > self.nodes[n as usize].wmark.min
         })
     }

@@ -24,11 +24,7 @@ impl Machine {
     fn check_page_places(&self) -> Result<(), String> {
         let mut on_free = vec![false; self.folios.len()];
         for n in &self.nodes {
-            if !n.in_flight.is_sorted_by_key(|&(t, _)| t) {
-                return Err(format!("node {}: frees in flight out of order", n.id));
-            }
-            let in_flight = n.in_flight.iter().map(|&(_, pfn)| pfn);
-            for pfn in n.free.iter().chain(in_flight) {
+            for pfn in n.free.iter() {
                 if std::mem::replace(&mut on_free[pfn as usize], true) {
                     return Err(format!("pfn {pfn} twice on the free lists"));
                 }
@@ -196,12 +192,6 @@ impl Machine {
                 local[f.memcg as usize] += 1;
             }
         }
-        // Freed pages whose uncharge is in flight are still counted.
-        let mut in_flight = vec![0u64; self.memcgs.len()];
-        for &(_, mc) in &self.uncharges_in_flight {
-            local[mc as usize] += 1;
-            in_flight[mc as usize] += 1;
-        }
         for mc in 0..self.memcgs.len() as u16 {
             let sum: u64 = self
                 .memcg_subtree(mc)
@@ -215,12 +205,7 @@ impl Machine {
                     m.path, m.usage
                 ));
             }
-            let uncharging: u64 = self
-                .memcg_subtree(mc)
-                .iter()
-                .map(|&c| in_flight[c as usize])
-                .sum();
-            if mc != 0 && m.usage - uncharging > m.max {
+            if mc != 0 && m.usage > m.max {
                 return Err(format!(
                     "memcg {}: usage {} above memory.max {}",
                     m.path, m.usage, m.max

@@ -118,8 +118,7 @@ impl Machine {
             }
             let node = self.folios[pfn as usize].node;
             self.folios[pfn as usize] = Folio::free_on(node);
-            let now = self.now();
-            self.nodes[node as usize].give_free(pfn, now, self.free_floor);
+            self.nodes[node as usize].free.push(pfn);
             return None;
         }
         Some(pfn)

@@ -123,56 +123,6 @@ impl Machine {
         }
     }
 
-    /// Would `nr` pages fit under every memory.max above `memcg` once the uncharges made by
-    /// the current task's time (`uncharges_in_flight`) are counted?
-    fn charge_fits_after_uncharges_in_flight(&self, memcg: u16, nr: u64) -> bool {
-        let now = self.now();
-        let due = self.uncharges_in_flight.partition_point(|&(t, _)| t <= now);
-        if due == 0 {
-            return false;
-        }
-        self.memcg_ancestors(memcg).all(|c| {
-            let mc = &self.memcgs[c as usize];
-            let credit = self.uncharges_in_flight[..due]
-                .iter()
-                .filter(|&&(_, from)| self.memcg_is_descendant(from, c))
-                .count() as u64;
-            c == 0 || mc.usage - credit + nr <= mc.max
-        })
-    }
-
-    /// `page_counter_uncharge` of a page freed at `now` by a context whose clock is ahead of
-    /// the event being processed: memory.current keeps it until the others reach `now`.
-    pub fn memcg_uncharge_at(&mut self, memcg: u16, now: u64) {
-        if now <= self.free_floor {
-            self.memcg_uncharge(memcg);
-        } else {
-            let at = self.uncharges_in_flight.partition_point(|&(t, _)| t <= now);
-            self.uncharges_in_flight.insert(at, (now, memcg));
-        }
-    }
-
-    /// The uncharges made by `until` take effect for everyone.
-    pub fn apply_uncharges_in_flight(&mut self, until: u64) {
-        let due = self
-            .uncharges_in_flight
-            .partition_point(|&(t, _)| t <= until);
-        for i in 0..due {
-            let memcg = self.uncharges_in_flight[i].1;
-            self.memcg_uncharge(memcg);
-        }
-        self.uncharges_in_flight.drain(..due);
-    }
-
-    /// Pages charged to each memcg itself once the uncharges in flight take effect.
-    pub fn local_pages_settled(&self) -> Vec<u64> {
-        let mut pages: Vec<u64> = self.memcgs.iter().map(|c| c.local_pages).collect();
-        for &(_, mc) in &self.uncharges_in_flight {
-            pages[mc as usize] -= 1;
-        }
-        pages
-    }
-
     /// `page_counter_uncharge` of one page.
     pub fn memcg_uncharge(&mut self, memcg: u16) {
         self.usage_epoch += 1;
@@ -183,16 +133,11 @@ impl Machine {
     /// `page_counter_try_charge`: the first level (walking up) whose memory.max would be
     /// exceeded, or None after charging every level.
     fn page_counter_try_charge(&mut self, memcg: u16, nr: u64) -> Option<u16> {
-        let over = self.memcg_ancestors(memcg).find(|&c| {
+        if let Some(over) = self.memcg_ancestors(memcg).find(|&c| {
             let mc = &self.memcgs[c as usize];
             c != 0 && mc.usage + nr > mc.max
-        });
-        if let Some(over) = over {
-            // Pages uncharged by others by this task's time may make room.
-            if !self.charge_fits_after_uncharges_in_flight(memcg, nr) {
-                return Some(over);
-            }
-            self.apply_uncharges_in_flight(self.now());
+        }) {
+            return Some(over);
         }
         self.usage_epoch += 1;
         self.for_each_ancestor(memcg, |mc| {

@@ -369,13 +369,12 @@ impl Machine {
         if f.test(pg::DIRTY) && matches!(f.owner(), Owner::File { .. }) {
             self.account_clean(pfn);
         }
-        let now = self.now();
         if f.owner() != Owner::Zram {
-            self.memcg_uncharge_at(f.memcg, now);
+            self.memcg_uncharge(f.memcg);
         }
         let node = f.node;
         self.folios[pfn as usize] = super::Folio::free_on(node);
-        self.nodes[node as usize].give_free(pfn, now, self.free_floor);
+        self.nodes[node as usize].free.push(pfn);
         self.vm.add(Vm::PgFree, 1);
     }
 

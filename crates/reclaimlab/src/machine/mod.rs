@@ -255,10 +255,6 @@ pub struct Node {
     pub first_pfn: Pfn,
     pub nr_pages: u64,
     pub free: freelist::FreeList,
-    /// Frames freed at a simulated time later than the event being processed (sorted by that
-    /// time): free from then on, not for a context whose clock is still behind it (§1, "Freed
-    /// when freed").
-    pub in_flight: Vec<(u64, Pfn)>,
     pub wmark: Watermarks,
     pub kswapd_failures: u32,
     pub kswapd_awake: bool,
@@ -272,53 +268,8 @@ pub struct Node {
 }
 
 impl Node {
-    /// Free pages, those in flight included (for reports and checks).
     pub fn nr_free(&self) -> u64 {
-        (self.free.len() + self.in_flight.len()) as u64
-    }
-
-    /// Free pages as a context at `now` sees them: the frames freed up to its time.
-    #[inline]
-    pub fn nr_free_at(&self, now: u64) -> u64 {
-        (self.free.len() + self.in_flight_until(now)) as u64
-    }
-
-    /// How many in-flight frees were made by `now`.
-    #[inline]
-    fn in_flight_until(&self, now: u64) -> usize {
-        if self.in_flight.is_empty() {
-            return 0;
-        }
-        self.in_flight.partition_point(|&(t, _)| t <= now)
-    }
-
-    /// Takes a free frame for a context at `now`: the one freed last by then (the free lists
-    /// are LIFO), in flight or not.
-    pub fn take_free_at(&mut self, now: u64) -> Option<Pfn> {
-        match self.in_flight_until(now) {
-            0 => self.free.pop(),
-            k => Some(self.in_flight.remove(k - 1).1),
-        }
-    }
-
-    /// `free_unref_folios` of one frame by a context at `now`: free for everyone at once if
-    /// no event before `now` is still to be processed (`floor`), otherwise in flight until
-    /// `now`.
-    pub fn give_free(&mut self, pfn: Pfn, now: u64, floor: u64) {
-        if now <= floor {
-            self.free.push(pfn);
-        } else {
-            let at = self.in_flight.partition_point(|&(t, _)| t <= now);
-            self.in_flight.insert(at, (now, pfn));
-        }
-    }
-
-    /// The frames freed by `floor` join the free list, in the order they were freed.
-    pub fn settle_free(&mut self, floor: u64) {
-        let k = self.in_flight_until(floor);
-        for (_, pfn) in self.in_flight.drain(..k) {
-            self.free.push(pfn);
-        }
+        self.free.len() as u64
     }
 }
 
@@ -487,13 +438,6 @@ pub struct Machine {
     /// Bumped by every memcg charge and uncharge (the engine integrates memory.current only
     /// after events that changed it).
     pub usage_epoch: u64,
-    /// The time of the event being processed: no context still to run has an earlier clock,
-    /// so a frame or a charge freed by then is free for everyone (`settle`). `u64::MAX`
-    /// without an engine (every free at once).
-    pub free_floor: u64,
-    /// Uncharges made at a time later than `free_floor` (sorted by that time), with the
-    /// memcg: memory.current still counts them for a context whose clock is behind.
-    pub uncharges_in_flight: Vec<(u64, u16)>,
     /// The engine while a task's access runs (`Nest`), if other tasks may run meanwhile.
     pub nest: Option<Box<dyn Nest>>,
     /// Per-CPU `lru_add` and `lru_activate` batches.
@@ -533,7 +477,6 @@ impl Machine {
                 nr_pages: pages,
                 // Low pfns are handed out first.
                 free: freelist::FreeList::new(first as Pfn, pages as Pfn),
-                in_flight: Vec::new(),
                 wmark: Watermarks::default(),
                 kswapd_failures: 0,
                 kswapd_awake: false,
@@ -559,8 +502,6 @@ impl Machine {
             resume: Resume::default(),
             psi: Default::default(),
             usage_epoch: 0,
-            free_floor: u64::MAX,
-            uncharges_in_flight: Vec::new(),
             nest: None,
             lru_add_batch: vec![Vec::with_capacity(32); ncpu],
             lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
@@ -689,24 +630,9 @@ impl Machine {
         self.ctx.now + self.ctx.elapsed
     }
 
-    /// Free pages of all nodes (those in flight included).
+    /// Free pages of all nodes.
     pub fn nr_free(&self) -> u64 {
         self.nodes.iter().map(|n| n.nr_free()).sum()
-    }
-
-    /// Free pages of all nodes as a context at `now` sees them.
-    pub fn nr_free_at(&self, now: u64) -> u64 {
-        self.nodes.iter().map(|n| n.nr_free_at(now)).sum()
-    }
-
-    /// The engine is about to process an event at `floor`: frees and uncharges made by then
-    /// are seen by every context from now on. `u64::MAX` ends the run (everything settles).
-    pub fn settle(&mut self, floor: u64) {
-        self.free_floor = floor;
-        for n in &mut self.nodes {
-            n.settle_free(floor);
-        }
-        self.apply_uncharges_in_flight(floor);
     }
 
     /// Looks a memcg up by path.

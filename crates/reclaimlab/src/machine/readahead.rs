@@ -577,8 +577,7 @@ impl Machine {
         self.folios[pfn as usize] = Folio::new(Owner::File { file, index }, memcg, frame_node, 0);
         if !self.try_charge_noretry(pol, memcg, 1) {
             self.folios[pfn as usize] = Folio::free_on(frame_node);
-            let now = self.now();
-            self.nodes[frame_node as usize].give_free(pfn, now, self.free_floor);
+            self.nodes[frame_node as usize].free.push(pfn);
             return None;
         }
         // Another task may have read the page while this one reclaimed (it ran nested).

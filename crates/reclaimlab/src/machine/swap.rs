@@ -257,8 +257,7 @@ impl Machine {
             let pfn = self.swap.zram_frames.pop().expect("pool frame");
             let node = self.folios[pfn as usize].node;
             self.folios[pfn as usize].set_owner(Owner::Free);
-            let now = self.now();
-            self.nodes[node as usize].give_free(pfn, now, self.free_floor);
+            self.nodes[node as usize].free.push(pfn);
         }
     }
 }

@@ -91,7 +91,7 @@ impl Machine {
 
     /// `global_dirtyable_memory`: free pages plus file LRU pages.
     pub fn dirtyable_memory(&self) -> u64 {
-        self.nr_free_at(self.now()) + self.wb.nr_file_pages + 1
+        self.nr_free() + self.wb.nr_file_pages + 1
     }
 
     /// `domain_dirty_limits`: (bg_thresh, thresh) of the global domain.

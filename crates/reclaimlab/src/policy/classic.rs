@@ -614,7 +614,7 @@ impl Classic {
         if !sc.cgroup_reclaim() {
             let root_lv = self.lruvec(0, node);
             let file = root_lv.hier[LRU_ACTIVE_FILE] + root_lv.hier[LRU_INACTIVE_FILE];
-            let free = m.nodes[node as usize].nr_free_at(m.now());
+            let free = m.nodes[node as usize].nr_free();
             let total_high = m.nodes[node as usize].wmark.high;
             let anon = root_lv.hier[LRU_INACTIVE_ANON];
             sc.file_is_tiny = file + free <= total_high

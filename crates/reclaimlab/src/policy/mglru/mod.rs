@@ -1331,7 +1331,7 @@ impl Mglru {
             return false;
         }
         let n = &m.nodes[node as usize];
-        n.nr_free_at(m.now()) > n.wmark.high + MIN_LRU_BATCH
+        n.nr_free() > n.wmark.high + MIN_LRU_BATCH
     }
 
     /// `get_nr_to_scan` before the series (may age; -1 = rotate).

@@ -104,7 +104,7 @@ impl Mglru {
         } else {
             n.wmark.low
         };
-        if wmark > n.nr_free_at(m.now()) {
+        if wmark > n.nr_free() {
             return false;
         }
         sc.nr_reclaimed += MIN_LRU_BATCH;
