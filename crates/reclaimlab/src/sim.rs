@@ -1856,7 +1856,7 @@ impl Engine {
                     ..Ctx::default()
                 };
                 let before: Vec<u64> = m.memcgs.iter().map(|c| c.local_pages).collect();
-                let r = pol.lru_gen_write(&mut **m, &cmd);
+                let r = pol.lru_gen_write(m, &cmd);
                 let freed = before
                     .iter()
                     .zip(&m.memcgs)
