@@ -35,8 +35,8 @@ fn expectation(command: &str) -> Option<Expect> {
         "reclaimlab bisect memcg-limit --good mglru:7.1 --bad mglru:7.2 --metric pgactivate" => {
             Prints(&["culprit: 10 common-dirty-writeback-reactivation (75d4c3f5fb98)"])
         }
-        "reclaimlab bisect android-launch --good mglru:7.1 --bad mglru:7.2 --metric workingset_refault_anon --seeds 20" => {
-            Prints(&["no single culprit", "05 exact-scan-count", "08 dont-abort-after-aging"])
+        "reclaimlab compare android-launch --policies mglru:7.1,mglru:7.2 --seeds 20" => {
+            Prints(&["workingset_refault_anon", "mglru:7.2", "no significance"])
         }
         "reclaimlab bisect ycsb-b --good mglru:7.1+simplify-dirty-writeback --bad mglru:7.2 --metric pgrotated" => {
             Prints(&["culprit: 10 common-dirty-writeback-reactivation"])
