@@ -17,8 +17,8 @@
 
 use reclaimlab::access::Via;
 use reclaimlab::consts::{
-    Kernel, MglruEra, LRU_GEN_CORE, LRU_GEN_MM_WALK, LRU_GEN_NONLEAF_YOUNG, MAX_NR_GENS,
-    MAX_NR_TIERS, MIN_LRU_BATCH,
+    Kernel, LRU_GEN_CORE, LRU_GEN_MM_WALK, LRU_GEN_NONLEAF_YOUNG, MAX_NR_GENS, MAX_NR_TIERS,
+    MIN_LRU_BATCH,
 };
 use reclaimlab::machine::mm::{vm, PTRS_PER_PTE};
 use reclaimlab::machine::vmscan::ScanControl;
@@ -373,7 +373,7 @@ fn scanned_type(l: &mut Lab, swappiness: u32) -> usize {
 #[test]
 fn type_to_scan_follows_refault_rates_and_swappiness() {
     for kernel in Kernel::ALL {
-        let c = kernel.mglru_era() == MglruEra::C;
+        let c = era_of(kernel.behaviours()) == MglruEra::C;
         // (case, anon tier 0 (refaulted, total), file (tier, refaulted, total), swappiness,
         // expected type). At the boundary R · 1000 · 60 ≤ 100 · 1000 · 140 ⇔ R ≤ 233.
         let cases = [

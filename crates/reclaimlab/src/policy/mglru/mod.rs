@@ -25,10 +25,13 @@ use rand_chacha::ChaCha8Rng;
 const ANON: usize = 0;
 const FILE: usize = 1;
 
-/// Run-time settings of MGLRU: the kernel, the series switches, `enabled` and `min_ttl_ms`.
+/// Run-time settings of MGLRU: the kernel, its behaviours, `enabled` and `min_ttl_ms`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MglruConfig {
+    /// The kernel the policy is named by (`mglru:7.1`).
     pub kernel: Kernel,
+    /// Every behaviour the modelled kernel has ([`crate::behaviour`]): `kernel`'s, with the
+    /// policy string's `+name`/`-name` and `--with`/`--without` (switches are behaviours).
     pub switches: Switches,
     /// /sys/kernel/mm/lru_gen/enabled capability bits (0x7 = everything).
     pub enabled: u32,
@@ -40,24 +43,20 @@ pub struct MglruConfig {
 }
 
 impl MglruConfig {
-    /// The kernel's defaults: 7.2 has the whole series.
+    /// The kernel's defaults: every behaviour whose first kernel is at most `kernel`.
     pub fn new(kernel: Kernel) -> Self {
         MglruConfig {
             kernel,
-            switches: match kernel {
-                Kernel::V7_2 => Switches::series(),
-                Kernel::V7_2_13 => Switches::debian_7_2_13(),
-                _ => Switches::NONE,
-            },
+            switches: Behaviours::of(kernel),
             enabled: LRU_GEN_CORE | LRU_GEN_MM_WALK | LRU_GEN_NONLEAF_YOUNG,
             min_ttl_ms: 0,
             memcg_walk: Self::default_memcg_walk(kernel),
         }
     }
 
-    /// The memcg walk a kernel has: 6.1 has no memcg LRU.
+    /// The memcg walk a kernel has: 6.1 has no memcg LRU (behaviour `memcg-lru`).
     pub fn default_memcg_walk(kernel: Kernel) -> MemcgWalk {
-        if kernel.mglru_era() == MglruEra::A {
+        if !kernel.behaviours().has(Behaviour::MemcgLru) {
             MemcgWalk::Iter
         } else {
             MemcgWalk::MemcgLru
@@ -188,7 +187,6 @@ impl MemcgLru {
 /// The multi-generational LRU policy.
 pub struct Mglru {
     pub cfg: MglruConfig,
-    era: MglruEra,
     nodes: usize,
     lists: Lists,
     pub lruvecs: Vec<GenLruvec>,
@@ -212,7 +210,6 @@ impl Mglru {
     pub fn new(m: &Machine, cfg: MglruConfig) -> Self {
         let nodes = m.nr_nodes();
         let mut p = Mglru {
-            era: cfg.kernel.mglru_era(),
             cfg,
             nodes,
             lists: Lists::new(m.folios.len(), 0),
@@ -242,13 +239,18 @@ impl Mglru {
         &self.lruvecs[self.lv(memcg, node)]
     }
     fn on(&self, w: Switch) -> bool {
-        self.cfg.switches.on(w)
+        self.cfg.switches.has(w)
+    }
+    /// Whether the modelled kernel has a behaviour ([`crate::behaviour`]).
+    #[inline]
+    pub(crate) fn has(&self, b: Behaviour) -> bool {
+        self.cfg.switches.has(b)
     }
 
     /// `folio_lru_refs`: 0 without PG_referenced, else counter + 1 (Era C); Era A/B:
     /// counter + PG_workingset.
     fn folio_lru_refs(&self, f: &crate::machine::Folio) -> u64 {
-        if self.era == MglruEra::C {
+        if self.has(Behaviour::WorkingsetTopTier) {
             if f.test(pg::REFERENCED) {
                 f.refs() as u64 + 1
             } else {
@@ -261,7 +263,7 @@ impl Mglru {
 
     /// `lru_tier_from_refs`.
     fn tier_of(&self, refs: u64, ws: bool) -> usize {
-        if self.era == MglruEra::C {
+        if self.has(Behaviour::WorkingsetTopTier) {
             if ws {
                 MAX_NR_TIERS - 1
             } else {
@@ -278,7 +280,7 @@ impl Mglru {
 
     /// Lazily promoted workingset: refs counter saturated, referenced and workingset (Era C).
     fn lazily_promoted(&self, f: &crate::machine::Folio) -> bool {
-        self.era == MglruEra::C
+        self.has(Behaviour::WorkingsetTopTier)
             && f.test(pg::REFERENCED)
             && f.test(pg::WORKINGSET)
             && f.refs() == LRU_REFS_MAX
@@ -289,7 +291,7 @@ impl Mglru {
     fn clear_refs_flags(&self, f: &mut crate::machine::Folio) {
         f.set_refs(0);
         f.clear(pg::REFERENCED);
-        if self.era != MglruEra::C {
+        if !self.has(Behaviour::WorkingsetTopTier) {
             f.clear(pg::WORKINGSET);
         }
     }
@@ -308,36 +310,33 @@ impl Mglru {
         let (max, min) = (g.max_seq, g.min_seq[t]);
         let anon_no_swapcache = !f.is_file_lru() && !f.test(pg::SWAPCACHE);
         let reclaim_io = f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK));
-        match self.era {
-            MglruEra::C => {
-                let d = if f.test(pg::ACTIVE) && f.test(pg::WORKINGSET) {
-                    1
-                } else if f.test(pg::ACTIVE) {
-                    2
-                } else if reclaiming {
-                    4
-                } else if anon_no_swapcache || reclaim_io {
-                    2
-                } else if f.test(pg::WORKINGSET)
-                    || (self.on(Switch::ReferencedPlacement) && f.test(pg::REFERENCED))
-                {
-                    3
-                } else {
-                    4
-                };
-                (max + 1 - d).max(min)
-            }
+        if self.has(Behaviour::LruGenFolioSeq) {
+            let d = if f.test(pg::ACTIVE) && f.test(pg::WORKINGSET) {
+                1
+            } else if f.test(pg::ACTIVE) {
+                2
+            } else if reclaiming {
+                4
+            } else if anon_no_swapcache || reclaim_io {
+                2
+            } else if f.test(pg::WORKINGSET)
+                || (self.on(Switch::ReferencedPlacement) && f.test(pg::REFERENCED))
+            {
+                3
+            } else {
+                4
+            };
+            (max + 1 - d).max(min)
+        } else {
             // Debian's 6.1.176 carries the Dec-2023 placement fix, so 6.1 places as 6.12.
-            MglruEra::A | MglruEra::B => {
-                if f.test(pg::ACTIVE) {
-                    max
-                } else if anon_no_swapcache || reclaim_io {
-                    max - 1
-                } else if reclaiming || min + MIN_NR_GENS >= max {
-                    min
-                } else {
-                    min + 1
-                }
+            if f.test(pg::ACTIVE) {
+                max
+            } else if anon_no_swapcache || reclaim_io {
+                max - 1
+            } else if reclaiming || min + MIN_NR_GENS >= max {
+                min
+            } else {
+                min + 1
             }
         }
     }
@@ -368,7 +367,10 @@ impl Mglru {
         fm.set_gen(gen + 1);
         // 6.12 (6.12.117's lru_gen_add_folio) also clears the refs counter and PG_referenced
         // of a folio added active; 6.1.192 and 7.2 clear only PG_active.
-        if self.era == MglruEra::B && fm.test(pg::ACTIVE) {
+        if self.has(Behaviour::ActiveAddClearsRefs)
+            && !self.has(Behaviour::LruGenFolioSeq)
+            && fm.test(pg::ACTIVE)
+        {
             fm.set_refs(0);
             fm.clear(pg::REFERENCED);
         }
@@ -440,14 +442,17 @@ impl Mglru {
     /// fixed up lazily by sort_folio). Returns whether the gen changed.
     fn folio_update_gen(&mut self, m: &mut Machine, pfn: Pfn, gen: u8) -> bool {
         let f = m.folios[pfn as usize];
-        if self.era == MglruEra::C && !f.test(pg::REFERENCED) && !f.test(pg::WORKINGSET) {
+        if self.has(Behaviour::SetRefsOnPteYoung)
+            && !f.test(pg::REFERENCED)
+            && !f.test(pg::WORKINGSET)
+        {
             let fm = &mut m.folios[pfn as usize];
             fm.set_refs(0);
             fm.set(pg::REFERENCED);
             return false;
         }
         if f.gen() == 0 {
-            if self.era != MglruEra::C {
+            if !self.has(Behaviour::SetRefsOnPteYoung) {
                 m.folios[pfn as usize].set(pg::REFERENCED);
             }
             return false;
@@ -459,7 +464,7 @@ impl Mglru {
         fm.set_gen(gen + 1);
         fm.set_refs(0);
         fm.clear(pg::REFERENCED);
-        if self.era == MglruEra::C {
+        if self.has(Behaviour::SetRefsOnPteYoung) {
             fm.set(pg::WORKINGSET);
         } else {
             fm.clear(pg::WORKINGSET);
@@ -521,8 +526,8 @@ impl Mglru {
     /// is never protected), Era C at index `tier` (`read_ctrl_pos`, `reset_ctrl_pos`).
     fn protected_of(&self, lv: usize, t: usize, tier: usize) -> u64 {
         let g = &self.lruvecs[lv];
-        match (self.era, tier) {
-            (MglruEra::C, _) => g.protected[t][tier],
+        match (self.has(Behaviour::ProtectedAtTier), tier) {
+            (true, _) => g.protected[t][tier],
             (_, 0) => 0,
             _ => g.protected[t][tier - 1],
         }
@@ -535,7 +540,7 @@ impl Mglru {
             gain,
             ..Default::default()
         };
-        let range = if self.era == MglruEra::C {
+        let range = if self.has(Behaviour::TypeSelectionAllTiers) {
             (tier % MAX_NR_TIERS)..=tier.min(MAX_NR_TIERS - 1)
         } else {
             tier..=tier
@@ -549,7 +554,7 @@ impl Mglru {
 
     /// `get_tier_idx`: folios in tiers above the result are protected.
     fn get_tier_idx(&self, lv: usize, t: usize) -> usize {
-        let (gsp, gpv) = if self.era == MglruEra::C {
+        let (gsp, gpv) = if self.has(Behaviour::TypeSelectionAllTiers) {
             (2, 3)
         } else {
             (1, 2)
@@ -575,7 +580,11 @@ impl Mglru {
             return (ANON, None);
         }
         let gain = [swappiness as u64, (MAX_SWAPPINESS - swappiness) as u64];
-        let tier = if self.era == MglruEra::C { 4 } else { 0 };
+        let tier = if self.has(Behaviour::TypeSelectionAllTiers) {
+            4
+        } else {
+            0
+        };
         let sp = self.read_ctrl_pos(lv, ANON, tier, gain[ANON]);
         let pv = self.read_ctrl_pos(lv, FILE, tier, gain[FILE]);
         let t = if positive_ctrl_err(sp, pv) {
@@ -583,7 +592,7 @@ impl Mglru {
         } else {
             ANON
         };
-        if self.era == MglruEra::C {
+        if self.has(Behaviour::TypeSelectionAllTiers) {
             return (t, None);
         }
         let sp = self.read_ctrl_pos(lv, 1 - t, 0, gain[1 - t]);
@@ -601,11 +610,12 @@ impl Mglru {
     /// The evictable types for a swappiness: (min_type, max_type).
     fn evictable_types(&self, swappiness: u32) -> (usize, usize) {
         let min_type = if swappiness == 0 { FILE } else { ANON };
-        let max_type = if swappiness < SWAPPINESS_ANON_ONLY || self.era != MglruEra::C {
-            FILE
-        } else {
-            ANON
-        };
+        let max_type =
+            if swappiness < SWAPPINESS_ANON_ONLY || !self.has(Behaviour::SwappinessAnonOnly) {
+                FILE
+            } else {
+                ANON
+            };
         (min_type, max_type)
     }
 
@@ -655,7 +665,7 @@ impl Mglru {
                 let lazy = self.lazily_promoted(&f);
                 let new_gen = self.folio_inc_gen(m, lv, pfn, false);
                 // Every folio taken off the list counts, walker-promoted ones included.
-                if self.era == MglruEra::C && !lazy {
+                if self.has(Behaviour::ProtectedAtTier) && !lazy {
                     self.lruvecs[lv].protected[t][tier] += 1;
                 }
                 self.move_to_gen_list(lv, pfn, new_gen, t, true);
@@ -683,7 +693,7 @@ impl Mglru {
         if seq != self.lruvecs[lv].max_seq {
             return false;
         }
-        let order = if self.era == MglruEra::C {
+        let order = if self.has(Behaviour::IndependentMinSeq) {
             [ANON, FILE]
         } else {
             [FILE, ANON]
@@ -726,7 +736,7 @@ impl Mglru {
             }
         }
         // 6.1 walks a forced scan even without the page-table-walk capability.
-        let force_walks = force_scan && self.era == MglruEra::A;
+        let force_walks = force_scan && !self.has(Behaviour::ForcedAgingNeedsMmWalk);
         if self.cfg.enabled & LRU_GEN_MM_WALK == 0 && !force_walks {
             self.lruvecs[lv].mm.seq += 1;
             return self.inc_max_seq(m, lv, seq, swappiness);
@@ -832,7 +842,7 @@ impl Mglru {
                 min_seq[t] += 1;
             }
         }
-        if self.era == MglruEra::C {
+        if self.has(Behaviour::IndependentMinSeq) {
             if swappiness > 0 && swappiness <= MAX_SWAPPINESS {
                 let s = g.max_seq - 2;
                 if min_seq[ANON] > s && min_seq[FILE] < s {
@@ -859,7 +869,7 @@ impl Mglru {
     /// `should_run_aging`: (must or should age, nr_to_scan = evictable pages).
     fn should_run_aging(&self, lv: usize, swappiness: u32) -> (bool, u64) {
         let g = &self.lruvecs[lv];
-        if self.era == MglruEra::C {
+        if self.has(Behaviour::AgingByGenCount) {
             let min = self.evictable_min_seq(lv, swappiness);
             if min + MIN_NR_GENS > g.max_seq {
                 return (true, 0);
@@ -874,7 +884,14 @@ impl Mglru {
             let total = self.evictable_size(lv, swappiness);
             if min + MIN_NR_GENS > g.max_seq {
                 // 6.1 sizes the lruvec before this test, 6.12 after it.
-                return (true, if self.era == MglruEra::A { total } else { 0 });
+                return (
+                    true,
+                    if !self.has(Behaviour::AgingCheckBeforeSizing) {
+                        total
+                    } else {
+                        0
+                    },
+                );
             }
             if min + MIN_NR_GENS < g.max_seq {
                 return (false, total);
@@ -941,10 +958,12 @@ impl Mglru {
         let lazy = self.lazily_promoted(&f);
         if tier > tier_idx
             || lazy
-            || (self.era != MglruEra::C && f.refs() == LRU_REFS_MAX && f.test(pg::WORKINGSET))
+            || (!self.has(Behaviour::WorkingsetTopTier)
+                && f.refs() == LRU_REFS_MAX
+                && f.test(pg::WORKINGSET))
         {
             // 6.1.176 counts protection as activation (6.12 does not).
-            if self.era == MglruEra::A {
+            if !self.has(Behaviour::RefaultCountsEveryRefault) {
                 let ev = if t == FILE {
                     Vm::WorkingsetActivateFile
                 } else {
@@ -953,9 +972,9 @@ impl Mglru {
                 m.count(f.memcg, ev, 1);
             }
             let gen = self.folio_inc_gen(m, lv, pfn, false);
-            self.move_to_gen_list(lv, pfn, gen, t, self.era != MglruEra::C);
+            self.move_to_gen_list(lv, pfn, gen, t, !self.has(Behaviour::WorkingsetTopTier));
             if !lazy {
-                let idx = if self.era == MglruEra::C {
+                let idx = if self.has(Behaviour::ProtectedAtTier) {
                     tier
                 } else {
                     tier.saturating_sub(1)
@@ -967,7 +986,10 @@ impl Mglru {
         // 5/6. before patch 10: dirty and writeback folios are bumped, never isolated
         if !self.on(Switch::CommonDirtyWritebackReactivation) {
             let dirty_file = t == FILE && f.test(pg::DIRTY);
-            if dirty_file && !self.on(Switch::RemoveFileTaken) && self.era != MglruEra::A {
+            if dirty_file
+                && !self.on(Switch::RemoveFileTaken)
+                && self.has(Behaviour::FlusherWakeupOnUnqueuedDirty)
+            {
                 sc.nr.file_taken += 1;
                 if !f.test(pg::WRITEBACK) && !self.on(Switch::RemoveUnqueuedDirty) {
                     sc.nr.unqueued_dirty += 1;
@@ -987,11 +1009,11 @@ impl Mglru {
         let f = m.folios[pfn as usize];
         // 6.1 also refuses under !may_unmap and !may_writepage (later eras skip such reclaim
         // before it gets here).
-        let era_a = self.era == MglruEra::A;
-        if era_a && !sc.may_unmap && f.mapcount > 0 {
+        let checks_unmap = !self.has(Behaviour::IsolateFolioTrustsCallers);
+        if checks_unmap && !sc.may_unmap && f.mapcount > 0 {
             return false;
         }
-        let may_io = sc.may_io && (!era_a || sc.may_writepage);
+        let may_io = sc.may_io && (!checks_unmap || sc.may_writepage);
         if !may_io
             && !self.on(Switch::RemoveSwapConstrainedCheck)
             && (f.test(pg::DIRTY) || (!f.is_file_lru() && !f.test(pg::SWAPCACHE)))
@@ -1001,11 +1023,11 @@ impl Mglru {
         let fm = &mut m.folios[pfn as usize];
         if !fm.test(pg::REFERENCED) {
             fm.set_refs(0);
-            if self.era != MglruEra::C {
+            if !self.has(Behaviour::WorkingsetTopTier) {
                 fm.clear(pg::WORKINGSET);
             }
         }
-        if self.era != MglruEra::C {
+        if !self.has(Behaviour::WorkingsetTopTier) {
             fm.clear(pg::REFERENCED);
         }
         if !self.on(Switch::CommonDirtyWritebackReactivation) {
@@ -1038,7 +1060,7 @@ impl Mglru {
         let gen = gen_of(self.lruvecs[lv].min_seq[t]);
         let list = self.list_id(lv, gen, t);
         // Era A/B scan_folios always takes up to MAX_LRU_BATCH folios; Era D bounds it.
-        let mut remaining = if self.era == MglruEra::C {
+        let mut remaining = if self.has(Behaviour::EvictNrToScanBound) {
             nr_to_scan.min(MAX_LRU_BATCH)
         } else {
             MAX_LRU_BATCH
@@ -1087,7 +1109,10 @@ impl Mglru {
             },
             r.isolated,
         );
-        if t == FILE && !self.on(Switch::SimplifyDirtyWriteback) && self.era != MglruEra::A {
+        if t == FILE
+            && !self.on(Switch::SimplifyDirtyWriteback)
+            && self.has(Behaviour::FlusherWakeupOnUnqueuedDirty)
+        {
             sc.nr.file_taken += r.isolated;
         }
         if !self.on(Switch::ExactScanCount) && r.isolated == 0 && remaining > 0 {
@@ -1111,7 +1136,7 @@ impl Mglru {
         let both = lo != hi;
         let (mut t, mut tier) = if !both {
             (lo, None)
-        } else if self.era != MglruEra::C
+        } else if !self.has(Behaviour::TypeSelectionAllTiers)
             && self.lruvecs[lv].min_seq[ANON] < self.lruvecs[lv].min_seq[FILE]
         {
             (ANON, None)
@@ -1201,7 +1226,7 @@ impl Mglru {
             for i in 0..list.len() {
                 let pfn = list[i];
                 let f = m.folios[pfn as usize];
-                if self.era != MglruEra::C && !f.test(pg::MLOCKED) {
+                if !self.has(Behaviour::RejectedFolioPlacement) && !f.test(pg::MLOCKED) {
                     // evict_folios (Era A/B): under I/O with PG_reclaim keeps its place;
                     // referenced, mapped, active or dirty goes to max_seq; the rest is retried.
                     let fm = &mut m.folios[pfn as usize];
@@ -1282,7 +1307,7 @@ impl Mglru {
             m.wakeup_flusher(true);
         } else if !self.on(Switch::RemoveUnqueuedDirty)
             && !self.on(Switch::SimplifyDirtyWriteback)
-            && self.era != MglruEra::A
+            && self.has(Behaviour::FlusherWakeupOnUnqueuedDirty)
         {
             sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
         }
@@ -1351,7 +1376,7 @@ impl Mglru {
         if nr > 0 && !m.memcgs[memcg as usize].online {
             return nr as i64;
         }
-        if self.era == MglruEra::C {
+        if self.has(Behaviour::ProportionalProtection) {
             nr = self.apply_protection(m, memcg, sc, nr);
         }
         if !need || sc.priority == DEF_PRIORITY {
@@ -1479,7 +1504,9 @@ impl Mglru {
     fn wake_flusher_if_all_unqueued_dirty(&self, m: &mut Machine, sc: &ScanControl) {
         // The 2025 OOM fix is in 7.1 and in Debian's 6.12.107; it compares the sums of the
         // whole shrink_node call, not of this lruvec.
-        if self.era == MglruEra::A || self.on(Switch::SimplifyDirtyWriteback) {
+        if !self.has(Behaviour::FlusherWakeupOnUnqueuedDirty)
+            || self.on(Switch::SimplifyDirtyWriteback)
+        {
             return;
         }
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
@@ -1715,7 +1742,7 @@ impl Mglru {
             return false;
         }
         let g = &self.lruvecs[lv];
-        let seq = if self.era == MglruEra::C {
+        let seq = if self.has(Behaviour::IndependentMinSeq) {
             self.evictable_min_seq(lv, swappiness)
         } else {
             g.min_seq[FILE]
@@ -1833,7 +1860,7 @@ impl Policy for Mglru {
         if f.test(pg::UNEVICTABLE) {
             return;
         }
-        if self.era == MglruEra::C {
+        if self.has(Behaviour::WorkingsetTopTier) {
             if !f.test(pg::REFERENCED) {
                 let fm = &mut m.folios[pfn as usize];
                 fm.set_refs(0);
@@ -1884,7 +1911,7 @@ impl Policy for Mglru {
         let min_seq = self.lruvecs[lv].min_seq[t];
         self.lruvecs[lv].evicted[t][tier] += 1;
         let token = (min_seq << 2) | refs.saturating_sub(1);
-        let bit = if self.era == MglruEra::C {
+        let bit = if self.has(Behaviour::WorkingsetTopTier) {
             ws
         } else {
             refs != 0
@@ -1915,11 +1942,11 @@ impl Policy for Mglru {
             )
         };
         // 6.1.176 counts only recent refaults.
-        if self.era != MglruEra::A {
+        if self.has(Behaviour::RefaultCountsEveryRefault) {
             m.count(f.memcg, refault_ev, 1);
         }
         let g = &self.lruvecs[lv];
-        let recent = if self.era == MglruEra::C {
+        let recent = if self.has(Behaviour::RefaultRecentWindow) {
             let max = g.max_seq & (EVICTION_MASK >> 2);
             max.abs_diff(token >> 2) < MAX_NR_GENS
         } else {
@@ -1929,38 +1956,35 @@ impl Policy for Mglru {
             return;
         }
         let in_fault = m.ctx.in_lru_fault;
-        match self.era {
-            MglruEra::C => {
-                let refs = (token & 3) + 1;
-                let tier = self.tier_of(refs, ws);
-                self.lruvecs[lv].refaulted[t][tier] += 1;
-                if in_fault && (ws || !self.on(Switch::RefaultActivateWorkingsetOnly)) {
-                    m.count(f.memcg, activate_ev, 1);
-                }
-                let fm = &mut m.folios[pfn as usize];
-                if ws {
-                    fm.set(pg::WORKINGSET);
-                    m.count(f.memcg, restore_ev, 1);
-                } else {
-                    fm.set_refs((refs - 1) as u8);
-                }
+        if self.has(Behaviour::WorkingsetTopTier) {
+            let refs = (token & 3) + 1;
+            let tier = self.tier_of(refs, ws);
+            self.lruvecs[lv].refaulted[t][tier] += 1;
+            if in_fault && (ws || !self.on(Switch::RefaultActivateWorkingsetOnly)) {
+                m.count(f.memcg, activate_ev, 1);
             }
-            era => {
-                let refs = (token & 3) + ws as u64;
-                let tier = order_base_2(refs + 1);
-                self.lruvecs[lv].refaulted[t][tier] += 1;
-                // 6.1.176 counts the refault here and the activation in sort_folio.
-                if era == MglruEra::A {
-                    m.count(f.memcg, refault_ev, 1);
-                } else {
-                    m.count(f.memcg, activate_ev, 1);
-                }
-                if in_fault || refs >= 3 {
-                    let fm = &mut m.folios[pfn as usize];
-                    fm.set_refs(LRU_REFS_MAX);
-                    fm.set(pg::WORKINGSET);
-                    m.count(f.memcg, restore_ev, 1);
-                }
+            let fm = &mut m.folios[pfn as usize];
+            if ws {
+                fm.set(pg::WORKINGSET);
+                m.count(f.memcg, restore_ev, 1);
+            } else {
+                fm.set_refs((refs - 1) as u8);
+            }
+        } else {
+            let refs = (token & 3) + ws as u64;
+            let tier = order_base_2(refs + 1);
+            self.lruvecs[lv].refaulted[t][tier] += 1;
+            // 6.1.176 counts the refault here and the activation in sort_folio.
+            if !self.has(Behaviour::RefaultCountsEveryRefault) {
+                m.count(f.memcg, refault_ev, 1);
+            } else {
+                m.count(f.memcg, activate_ev, 1);
+            }
+            if in_fault || refs >= 3 {
+                let fm = &mut m.folios[pfn as usize];
+                fm.set_refs(LRU_REFS_MAX);
+                fm.set(pg::WORKINGSET);
+                m.count(f.memcg, restore_ev, 1);
             }
         }
     }
@@ -1971,24 +1995,28 @@ impl Policy for Mglru {
         // Era A/B shrink_folio_list keeps a mapped folio that a concurrent folio_update_gen
         // marked PG_referenced, before any rmap walk.
         let f = m.folios[pfn as usize];
-        if self.era != MglruEra::C && f.mapcount > 0 && f.test(pg::REFERENCED) {
+        if !self.has(Behaviour::SetRefsOnPteYoung) && f.mapcount > 0 && f.test(pg::REFERENCED) {
             return FolioRef::Keep;
         }
         let r = m.folio_referenced(pfn, sc.target_mem_cgroup);
         // set_mm_walk: kswapd and debugfs writers hold a walker in every era, proactive
         // reclaim from 6.12 on.
-        let walker = sc.is_kswapd || sc.mm_walker || (sc.proactive && self.era != MglruEra::A);
-        let can_swap = match self.era {
-            MglruEra::A => !walker || self.get_swappiness_6_1(m) != 0,
-            MglruEra::B => !f.is_file_lru(),
-            MglruEra::C => true,
+        let walker = sc.is_kswapd
+            || sc.mm_walker
+            || (sc.proactive && self.has(Behaviour::ProactiveMmWalker));
+        let can_swap = if self.has(Behaviour::GetPfnFolioListedOnly) {
+            true
+        } else if self.has(Behaviour::LookAroundCanSwapByType) {
+            !f.is_file_lru()
+        } else {
+            !walker || self.get_swappiness_6_1(m) != 0
         };
         walk::look_around(self, m, pfn, walker, can_swap);
         if r.vm_flags & vm::LOCKED != 0 {
             m.folios[pfn as usize].set(pg::MLOCKED);
             return FolioRef::Activate;
         }
-        if self.era == MglruEra::C {
+        if self.has(Behaviour::SetRefsOnPteYoung) {
             if r.referenced == 0 {
                 return FolioRef::Reclaim;
             }
@@ -2015,7 +2043,7 @@ impl Policy for Mglru {
 
     fn shrink_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
         sc.nr = Default::default();
-        if self.era == MglruEra::A {
+        if !self.has(Behaviour::LruGenShrinkNode) {
             self.shrink_node_6_1(m, node, sc);
         } else if root_reclaim(sc) {
             self.lru_gen_shrink_node(m, node, sc);
@@ -2025,7 +2053,7 @@ impl Policy for Mglru {
     }
 
     fn kswapd_age_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
-        if self.era == MglruEra::A {
+        if !self.has(Behaviour::AgingFromEvictionPath) {
             self.lru_gen_age_node_6_1(m, node, sc);
         } else {
             self.lru_gen_age_node(m, node, sc);

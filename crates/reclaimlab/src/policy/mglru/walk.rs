@@ -2,7 +2,8 @@
 //! `walk_pmd_range`, `walk_pte_range`) with the non-leaf PMD accessed-bit shortcut and the
 //! two Bloom filters, and the rmap look-around (`lru_gen_look_around`) that feeds them.
 
-use super::{gen_of, Mglru, MglruEra};
+use super::{gen_of, Mglru};
+use crate::behaviour::Behaviour;
 use crate::consts::*;
 use crate::machine::mm::{vm, PteLoc, VmaKind, PTRS_PER_PTE};
 use crate::machine::{pg, Machine, Pfn};
@@ -112,12 +113,19 @@ fn suitable_to_scan(total: u64, young: u64) -> bool {
 /// `get_pfn_folio`: 7.x takes only folios on a generation list of this memcg and node; 6.x
 /// also takes folios off the lists (isolated, in a per-CPU batch), which `folio_update_gen`
 /// then marks PG_referenced, but skips anon folios when it cannot swap.
-fn folio_for(m: &Machine, pfn: Pfn, memcg: u16, node: u8, era: MglruEra, can_swap: bool) -> bool {
+fn folio_for(
+    m: &Machine,
+    pfn: Pfn,
+    memcg: u16,
+    node: u8,
+    listed_only: bool,
+    can_swap: bool,
+) -> bool {
     let f = &m.folios[pfn as usize];
     if f.memcg != memcg || f.node != node {
         return false;
     }
-    if era == MglruEra::C {
+    if listed_only {
         f.gen() != 0 && f.test(pg::LRU)
     } else {
         f.is_file_lru() || can_swap
@@ -145,7 +153,7 @@ fn clear_young_pte(
     i: u64,
     memcg: u16,
     node: u8,
-    era: MglruEra,
+    listed_only: bool,
     can_swap: bool,
 ) -> Option<Pfn> {
     let pte = m.procs[pid as usize].vmas[vi].ptes[i as usize];
@@ -153,7 +161,7 @@ fn clear_young_pte(
         return None;
     }
     let pfn = pte.pfn();
-    if !folio_for(m, pfn, memcg, node, era, can_swap) {
+    if !folio_for(m, pfn, memcg, node, listed_only, can_swap) {
         return None;
     }
     m.procs[pid as usize].vmas[vi].ptes[i as usize].mkold();
@@ -192,7 +200,7 @@ pub fn walk_mm_list(
             continue;
         }
         m.procs[pid as usize].mm_used &= !(1 << (node % 64));
-        if p.era != MglruEra::C && pr_rss_small(m, pid) && !force {
+        if !p.has(Behaviour::WalkSmallMms) && pr_rss_small(m, pid) && !force {
             continue;
         }
         last_handout = m.now();
@@ -289,7 +297,16 @@ fn walk_pte_range(
     let (mut total, mut young) = (0, 0);
     for i in start..end {
         total += 1;
-        let Some(pfn) = clear_young_pte(m, pid, vi, i, memcg, node, p.era, can_swap) else {
+        let Some(pfn) = clear_young_pte(
+            m,
+            pid,
+            vi,
+            i,
+            memcg,
+            node,
+            p.has(Behaviour::GetPfnFolioListedOnly),
+            can_swap,
+        ) else {
             continue;
         };
         p.folio_update_gen(m, pfn, max_gen);
@@ -371,7 +388,7 @@ fn look_around_one(
             i,
             memcg,
             node,
-            p.era,
+            p.has(Behaviour::GetPfnFolioListedOnly),
             can_swap,
         ) else {
             continue;
@@ -380,14 +397,14 @@ fn look_around_one(
         let gen = m.folios[pfn as usize].gen();
         if walker {
             p.folio_update_gen(m, pfn, max_gen);
-        } else if p.era == MglruEra::C {
+        } else if p.has(Behaviour::SetRefsOnPteYoung) {
             if p.lru_gen_set_refs(m, pfn) && gen != max_gen + 1 {
                 m.folio_activate(p, pfn);
             }
         } else if gen == 0 {
             m.folios[pfn as usize].set(pg::REFERENCED);
         } else if gen != max_gen + 1 {
-            if p.era == MglruEra::A {
+            if !p.has(Behaviour::LookAroundActivatesDirectly) {
                 bitmap[nr_bitmap] = pfn;
                 nr_bitmap += 1;
             } else {
