@@ -238,9 +238,6 @@ impl Mglru {
     pub fn lruvec(&self, memcg: u16, node: u8) -> &GenLruvec {
         &self.lruvecs[self.lv(memcg, node)]
     }
-    fn on(&self, w: Switch) -> bool {
-        self.cfg.switches.has(w)
-    }
     /// Whether the modelled kernel has a behaviour ([`crate::behaviour`]).
     #[inline]
     pub(crate) fn has(&self, b: Behaviour) -> bool {
@@ -320,7 +317,7 @@ impl Mglru {
             } else if anon_no_swapcache || reclaim_io {
                 2
             } else if f.test(pg::WORKINGSET)
-                || (self.on(Switch::ReferencedPlacement) && f.test(pg::REFERENCED))
+                || (self.has(Behaviour::ReferencedPlacement) && f.test(pg::REFERENCED))
             {
                 3
             } else {
@@ -429,7 +426,7 @@ impl Mglru {
         let mut nf = f;
         self.clear_refs_flags(&mut nf);
         nf.set_gen(new_gen + 1);
-        if reclaiming && !self.on(Switch::DropReclaimingArg) {
+        if reclaiming && !self.has(Behaviour::DropReclaimingArg) {
             nf.set(pg::RECLAIM);
         }
         m.folios[pfn as usize] = nf;
@@ -483,7 +480,7 @@ impl Mglru {
             return false;
         }
         // 7.2.13: "promote on second access" counts references (folio_lru_refs) first.
-        if self.on(Switch::SecondAccessPromotion) && self.folio_lru_refs(f) <= 1 {
+        if self.has(Behaviour::SecondAccessPromotion) && self.folio_lru_refs(f) <= 1 {
             lru_gen_inc_refs(f);
             return true;
         }
@@ -498,7 +495,7 @@ impl Mglru {
     /// does, and the others are marked accessed, which places them like referenced folios.
     pub(super) fn add_in_fault(&self, m: &mut Machine, pfn: Pfn) {
         let f = &mut m.folios[pfn as usize];
-        if !self.on(Switch::FaultMarksAccessed) || f.test(pg::WORKINGSET) {
+        if !self.has(Behaviour::FaultMarksAccessed) || f.test(pg::WORKINGSET) {
             f.set(pg::ACTIVE);
         } else if !f.test(pg::REFERENCED) {
             lru_gen_inc_refs(f);
@@ -884,14 +881,12 @@ impl Mglru {
             let total = self.evictable_size(lv, swappiness);
             if min + MIN_NR_GENS > g.max_seq {
                 // 6.1 sizes the lruvec before this test, 6.12 after it.
-                return (
-                    true,
-                    if !self.has(Behaviour::AgingCheckBeforeSizing) {
-                        total
-                    } else {
-                        0
-                    },
-                );
+                let nr = if self.has(Behaviour::AgingCheckBeforeSizing) {
+                    0
+                } else {
+                    total
+                };
+                return (true, nr);
             }
             if min + MIN_NR_GENS < g.max_seq {
                 return (false, total);
@@ -984,14 +979,14 @@ impl Mglru {
             return true;
         }
         // 5/6. before patch 10: dirty and writeback folios are bumped, never isolated
-        if !self.on(Switch::CommonDirtyWritebackReactivation) {
+        if !self.has(Behaviour::CommonDirtyWritebackReactivation) {
             let dirty_file = t == FILE && f.test(pg::DIRTY);
             if dirty_file
-                && !self.on(Switch::RemoveFileTaken)
+                && !self.has(Behaviour::RemoveFileTaken)
                 && self.has(Behaviour::FlusherWakeupOnUnqueuedDirty)
             {
                 sc.nr.file_taken += 1;
-                if !f.test(pg::WRITEBACK) && !self.on(Switch::RemoveUnqueuedDirty) {
+                if !f.test(pg::WRITEBACK) && !self.has(Behaviour::RemoveUnqueuedDirty) {
                     sc.nr.unqueued_dirty += 1;
                 }
             }
@@ -1015,7 +1010,7 @@ impl Mglru {
         }
         let may_io = sc.may_io && (!checks_unmap || sc.may_writepage);
         if !may_io
-            && !self.on(Switch::RemoveSwapConstrainedCheck)
+            && !self.has(Behaviour::RemoveSwapConstrainedCheck)
             && (f.test(pg::DIRTY) || (!f.is_file_lru() && !f.test(pg::SWAPCACHE)))
         {
             return false;
@@ -1030,7 +1025,7 @@ impl Mglru {
         if !self.has(Behaviour::WorkingsetTopTier) {
             fm.clear(pg::REFERENCED);
         }
-        if !self.on(Switch::CommonDirtyWritebackReactivation) {
+        if !self.has(Behaviour::CommonDirtyWritebackReactivation) {
             fm.clear(pg::RECLAIM);
         }
         self.lru_gen_del_folio(m, pfn, true);
@@ -1110,12 +1105,12 @@ impl Mglru {
             r.isolated,
         );
         if t == FILE
-            && !self.on(Switch::SimplifyDirtyWriteback)
+            && !self.has(Behaviour::SimplifyDirtyWriteback)
             && self.has(Behaviour::FlusherWakeupOnUnqueuedDirty)
         {
             sc.nr.file_taken += r.isolated;
         }
-        if !self.on(Switch::ExactScanCount) && r.isolated == 0 && remaining > 0 {
+        if !self.has(Behaviour::ExactScanCount) && r.isolated == 0 && remaining > 0 {
             r.scanned = 0;
         }
         r
@@ -1147,12 +1142,12 @@ impl Mglru {
         for _ in 0..if both { 2 } else { 1 } {
             let tier_idx = tier.take().unwrap_or_else(|| self.get_tier_idx(lv, t));
             let r = self.scan_folios(m, lv, memcg, sc, t, tier_idx, nr_to_scan);
-            if self.on(Switch::ExactScanCount) {
+            if self.has(Behaviour::ExactScanCount) {
                 total += r.scanned;
                 if r.isolated > 0 {
                     return (t, total);
                 }
-                if self.on(Switch::AvoidTypeFallback) && r.scanned > 0 {
+                if self.has(Behaviour::AvoidTypeFallback) && r.scanned > 0 {
                     continue;
                 }
             } else if r.scanned > 0 {
@@ -1177,12 +1172,12 @@ impl Mglru {
     ) -> u64 {
         // The per-CPU batches are drained once per shrink call (lru_gen_shrink_node,
         // lru_gen_shrink_lruvec), not per batch, and never by the debugfs eviction.
-        if self.on(Switch::ExactScanCount) {
+        if self.has(Behaviour::ExactScanCount) {
             self.try_to_inc_min_seq(lv, swappiness);
         }
         self.scratch.clear();
         let (t, mut scanned) = self.isolate_folios(m, lv, memcg, sc, swappiness, nr_to_scan);
-        if self.on(Switch::ExactScanCount) {
+        if self.has(Behaviour::ExactScanCount) {
             if scanned > 0 {
                 self.try_to_inc_min_seq(lv, swappiness);
             }
@@ -1303,15 +1298,15 @@ impl Mglru {
         stat: &ReclaimStat,
         isolated: u64,
     ) {
-        if self.on(Switch::SimplifyDirtyWriteback) && stat.nr_unqueued_dirty == isolated {
+        if self.has(Behaviour::SimplifyDirtyWriteback) && stat.nr_unqueued_dirty == isolated {
             m.wakeup_flusher(true);
-        } else if !self.on(Switch::RemoveUnqueuedDirty)
-            && !self.on(Switch::SimplifyDirtyWriteback)
+        } else if !self.has(Behaviour::RemoveUnqueuedDirty)
+            && !self.has(Behaviour::SimplifyDirtyWriteback)
             && self.has(Behaviour::FlusherWakeupOnUnqueuedDirty)
         {
             sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
         }
-        if self.on(Switch::UnifyWritebackThrottling) {
+        if self.has(Behaviour::UnifyWritebackThrottling) {
             let nr = &mut sc.nr;
             nr.dirty += stat.nr_dirty;
             nr.congested += stat.nr_congested;
@@ -1346,7 +1341,7 @@ impl Mglru {
     /// `should_abort_scan`.
     fn should_abort_scan(&self, m: &Machine, node: u8, sc: &ScanControl) -> bool {
         // "don't abort memcg reclaim to ensure fairness" (gone in 7.2.13).
-        if !root_reclaim(sc) && !self.on(Switch::MemcgReclaimAbortsAtGoal) {
+        if !root_reclaim(sc) && !self.has(Behaviour::MemcgReclaimAbortsAtGoal) {
             return false;
         }
         if sc.nr_reclaimed >= sc.nr_to_reclaim.max(2) {
@@ -1425,7 +1420,7 @@ impl Mglru {
     ) -> bool {
         let lv = self.lv(memcg, node);
         let swappiness = self.get_swappiness(m, sc);
-        if self.on(Switch::RestructureReclaimLoop) {
+        if self.has(Behaviour::RestructureReclaimLoop) {
             return self.shrink_lruvec_restructured(m, lv, memcg, node, sc, swappiness);
         }
         let mut scanned = 0;
@@ -1435,7 +1430,7 @@ impl Mglru {
             if n <= 0 {
                 break;
             }
-            let batch = (n as u64).min(if self.on(Switch::SmallerReclaimBatch) {
+            let batch = (n as u64).min(if self.has(Behaviour::SmallerReclaimBatch) {
                 MIN_LRU_BATCH
             } else {
                 MAX_LRU_BATCH
@@ -1477,11 +1472,11 @@ impl Mglru {
                     need_rotate = true;
                 }
                 should_age = true;
-                if !self.on(Switch::DontAbortAfterAging) {
+                if !self.has(Behaviour::DontAbortAfterAging) {
                     break;
                 }
             }
-            let batch = budget.min(if self.on(Switch::SmallerReclaimBatch) {
+            let batch = budget.min(if self.has(Behaviour::SmallerReclaimBatch) {
                 MIN_LRU_BATCH
             } else {
                 MAX_LRU_BATCH
@@ -1505,7 +1500,7 @@ impl Mglru {
         // The 2025 OOM fix is in 7.1 and in Debian's 6.12.107; it compares the sums of the
         // whole shrink_node call, not of this lruvec.
         if !self.has(Behaviour::FlusherWakeupOnUnqueuedDirty)
-            || self.on(Switch::SimplifyDirtyWriteback)
+            || self.has(Behaviour::SimplifyDirtyWriteback)
         {
             return;
         }
@@ -1709,7 +1704,7 @@ impl Mglru {
             Visit::Reclaimed { abort: false }
         });
         // Patch 15: the classical congestion post-processing now applies to MGLRU.
-        if self.on(Switch::UnifyWritebackThrottling) {
+        if self.has(Behaviour::UnifyWritebackThrottling) {
             if sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
                 m.congested(root, node)[1] = true;
             }
@@ -1817,10 +1812,10 @@ impl Policy for Mglru {
         let mut s = format!("mglru:{}", self.cfg.kernel);
         let base = MglruConfig::new(self.cfg.kernel).switches;
         for w in Switch::ALL {
-            if self.cfg.switches.on(w) && !base.on(w) {
+            if self.cfg.switches.has(w) && !base.has(w) {
                 s.push_str(&format!("+{w}"));
             }
-            if !self.cfg.switches.on(w) && base.on(w) {
+            if !self.cfg.switches.has(w) && base.has(w) {
                 s.push_str(&format!("-{w}"));
             }
         }
@@ -1868,7 +1863,7 @@ impl Policy for Mglru {
                 return;
             }
             if f.refs() == LRU_REFS_MAX {
-                if self.on(Switch::FgPromotion) && f.is_file_lru() && f.gen() != 0 {
+                if self.has(Behaviour::FgPromotion) && f.is_file_lru() && f.gen() != 0 {
                     self.fg_promote(m, pfn);
                     return;
                 }
@@ -1960,7 +1955,7 @@ impl Policy for Mglru {
             let refs = (token & 3) + 1;
             let tier = self.tier_of(refs, ws);
             self.lruvecs[lv].refaulted[t][tier] += 1;
-            if in_fault && (ws || !self.on(Switch::RefaultActivateWorkingsetOnly)) {
+            if in_fault && (ws || !self.has(Behaviour::RefaultActivateWorkingsetOnly)) {
                 m.count(f.memcg, activate_ev, 1);
             }
             let fm = &mut m.folios[pfn as usize];
@@ -1975,10 +1970,10 @@ impl Policy for Mglru {
             let tier = order_base_2(refs + 1);
             self.lruvecs[lv].refaulted[t][tier] += 1;
             // 6.1.176 counts the refault here and the activation in sort_folio.
-            if !self.has(Behaviour::RefaultCountsEveryRefault) {
-                m.count(f.memcg, refault_ev, 1);
-            } else {
+            if self.has(Behaviour::RefaultCountsEveryRefault) {
                 m.count(f.memcg, activate_ev, 1);
+            } else {
+                m.count(f.memcg, refault_ev, 1);
             }
             if in_fault || refs >= 3 {
                 let fm = &mut m.folios[pfn as usize];
@@ -2053,10 +2048,10 @@ impl Policy for Mglru {
     }
 
     fn kswapd_age_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
-        if !self.has(Behaviour::AgingFromEvictionPath) {
-            self.lru_gen_age_node_6_1(m, node, sc);
-        } else {
+        if self.has(Behaviour::AgingFromEvictionPath) {
             self.lru_gen_age_node(m, node, sc);
+        } else {
+            self.lru_gen_age_node_6_1(m, node, sc);
         }
     }
 
