@@ -790,7 +790,7 @@ fn inc_min_seq_counts_folios_promoted_by_the_walk_era_c() {
         l.clear_ctrl(FILE);
         let (min, max) = (l.g().min_seq[FILE], l.g().max_seq);
         l.enter(0);
-        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         // The iteration ends when the walker's time reaches the end of its walk.
         l.m.catch_up(&mut l.pol);
         let g = l.g().clone();
@@ -829,7 +829,7 @@ fn walk_lab(kernel: Kernel, enabled: u32) -> (Lab, u32, u32) {
 fn walk(l: &mut Lab) {
     l.enter(0);
     let max = l.g().max_seq;
-    assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+    assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
     l.m.catch_up(&mut l.pol);
     assert_eq!(l.g().max_seq, max + 1);
 }
@@ -856,7 +856,7 @@ fn a_walk_under_way_is_joined_not_repeated() {
         l.enter(0);
         let start = l.m.now();
         let max = l.g().max_seq;
-        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         let until = l.m.now();
         assert!(until > start, "{kernel}: a walk takes time");
         let w = l.g().mm.walking.expect("a walk under way");
@@ -868,7 +868,7 @@ fn a_walk_under_way_is_joined_not_repeated() {
             now: start,
             ..Ctx::default()
         };
-        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         let end = start + (w.last_handout - start) / 2;
         assert_eq!(l.m.now(), end, "{kernel}: the joiner walks its share");
         assert_eq!(
@@ -882,7 +882,7 @@ fn a_walk_under_way_is_joined_not_repeated() {
             max + 1,
             "{kernel}: then the generation exists"
         );
-        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         l.check();
     }
 }
@@ -900,13 +900,13 @@ fn a_reclaimer_that_finds_every_mm_taken_ends_the_iteration() {
         l.enter(0);
         let start = l.m.now();
         let max = l.g().max_seq;
-        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         assert!(l.m.now() > start);
         l.m.ctx = Ctx {
             now: start + 1,
             ..Ctx::default()
         };
-        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         assert_eq!(l.m.now(), start + 1, "{kernel}: no waiting");
         assert_eq!(l.g().max_seq, max + 1, "{kernel}");
         assert!(l.g().mm.walking.is_none());

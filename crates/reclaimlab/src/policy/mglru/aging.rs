@@ -67,7 +67,6 @@ impl Mglru {
     /// queued for that time (`sync_aging`): like all kernel-thread work it runs in time order,
     /// so a task whose clock is still before the end sees the walk under way. A reclaimer that
     /// asks for the same generation meanwhile joins the iteration (`join_walk`).
-    #[allow(clippy::too_many_arguments)]
     pub fn try_to_inc_max_seq(
         &mut self,
         m: &mut Machine,
@@ -75,9 +74,7 @@ impl Mglru {
         seq: u64,
         swappiness: u32,
         force_scan: bool,
-        sc_is_kswapd: bool,
     ) -> bool {
-        let _ = sc_is_kswapd;
         if seq <= self.lruvecs[lv].mm.seq {
             return false;
         }
@@ -163,7 +160,7 @@ impl Mglru {
         if self.cfg.enabled & LRU_GEN_MM_WALK != 0 && max_seq > self.lruvecs[lv].mm.seq {
             sc.mm_walker = true;
         }
-        self.try_to_inc_max_seq(m, lv, max_seq, swappiness, false, sc.is_kswapd)
+        self.try_to_inc_max_seq(m, lv, max_seq, swappiness, false)
     }
 
     /// Ends the lruvec's walk iteration if its time has come (the policy timer, or a debugfs
@@ -284,21 +281,19 @@ impl Mglru {
 
     /// `lruvec_is_reclaimable` for min_ttl: not below min, sizable, and the oldest evictable
     /// generation was born more than min_ttl ago.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn lruvec_is_reclaimable(
         &self,
         m: &Machine,
-        memcg: u16,
-        node: u8,
+        lruvec: Lruvec,
         sc: &ScanControl,
         min_ttl_ns: u64,
     ) -> bool {
-        let lv = self.lv(memcg, node);
-        if m.below_min(0, memcg) {
+        let lv = lruvec.idx;
+        if m.below_min(0, lruvec.memcg) {
             return false;
         }
         let swappiness = self.get_swappiness(m, sc);
-        if !self.lruvec_is_sizable(m, memcg, lv, sc, swappiness) {
+        if !self.lruvec_is_sizable(m, lruvec, sc, swappiness) {
             return false;
         }
         let g = &self.lruvecs[lv];
@@ -323,7 +318,8 @@ impl Mglru {
         let mut reclaimable = false;
         for &memcg in &memcgs {
             m.calculate_protection(0, memcg);
-            if !reclaimable && self.lruvec_is_reclaimable(m, memcg, node, sc, min_ttl_ns) {
+            let lruvec = self.lruvec_of(memcg, node);
+            if !reclaimable && self.lruvec_is_reclaimable(m, lruvec, sc, min_ttl_ns) {
                 reclaimable = true;
             }
         }

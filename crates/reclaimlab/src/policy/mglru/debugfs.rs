@@ -16,7 +16,7 @@
 use super::walk::{
     MM_LEAF_OLD, MM_LEAF_TOTAL, MM_LEAF_YOUNG, MM_NONLEAF_ADDED, MM_NONLEAF_FOUND, MM_NONLEAF_TOTAL,
 };
-use super::{gen_of, Mglru, ANON, FILE};
+use super::{gen_of, Lruvec, Mglru, ANON, FILE};
 use crate::behaviour::{Behaviour, Behaviours};
 use crate::consts::*;
 use crate::machine::vmscan::ScanControl;
@@ -457,9 +457,10 @@ fn run_cmd(
         Some(s) if s > limit => return Err("EINVAL"),
         Some(s) => s,
     };
+    let lruvec = p.lruvec_of(memcg, node);
     match cmd.op {
         b'+' => run_aging(p, m, memcg, node, cmd.seq, swappiness, cmd.opt != 0),
-        b'-' => run_eviction(p, m, memcg, node, sc, cmd.seq, swappiness, cmd.opt),
+        b'-' => run_eviction(p, m, lruvec, sc, cmd.seq, swappiness, cmd.opt),
         _ => Err("EINVAL"),
     }
 }
@@ -491,7 +492,7 @@ fn run_aging(
         if !force_scan && p.lruvecs[lv].min_seq[t] + MAX_NR_GENS - 1 <= max_seq {
             return Err("ERANGE");
         }
-        p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan, false);
+        p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan);
         // The writer walked the whole iteration itself: the generation exists on return.
         p.sync_aging(m, lv);
         return Ok(());
@@ -499,7 +500,7 @@ fn run_aging(
     if seq > max_seq {
         return Err("EINVAL");
     }
-    let made = p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan, false);
+    let made = p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan);
     p.sync_aging(m, lv);
     if made {
         Ok(())
@@ -512,18 +513,16 @@ fn run_aging(
 /// or a batch scans nothing. Each batch is `evict_folios` with MAX_LRU_BATCH folios in
 /// 6.1/6.12 (the budget was internal then) and with the remaining target (at most
 /// MAX_LRU_BATCH) in 7.x.
-#[allow(clippy::too_many_arguments)]
 fn run_eviction(
     p: &mut Mglru,
     m: &mut Machine,
-    memcg: u16,
-    node: u8,
+    lruvec: Lruvec,
     sc: &mut ScanControl,
     seq: u64,
     swappiness: u32,
     nr_to_reclaim: u64,
 ) -> Result<(), &'static str> {
-    let lv = p.lv(memcg, node);
+    let lv = lruvec.idx;
     p.sync_aging(m, lv);
     // unsigned long arithmetic
     if seq.wrapping_add(MIN_NR_GENS) > p.lruvecs[lv].max_seq {
@@ -544,7 +543,7 @@ fn run_eviction(
         } else {
             MAX_LRU_BATCH
         };
-        if p.evict_folios(m, lv, memcg, sc, swappiness, batch) == 0 {
+        if p.evict_folios(m, lruvec, sc, swappiness, batch) == 0 {
             return Ok(());
         }
     }

@@ -5,7 +5,6 @@ use super::*;
 
 impl Mglru {
     /// `sort_folio`: true if the folio was moved (not a candidate for isolation).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn sort_folio(
         &mut self,
         m: &mut Machine,
@@ -122,17 +121,16 @@ impl Mglru {
     }
 
     /// `scan_folios`: sort or isolate folios from the tail of the oldest generation of a type.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn scan_folios(
         &mut self,
         m: &mut Machine,
-        lv: usize,
-        memcg: u16,
+        lruvec: Lruvec,
         sc: &mut ScanControl,
         t: usize,
         tier_idx: usize,
         nr_to_scan: u64,
     ) -> ScanResult {
+        let Lruvec { idx: lv, memcg, .. } = lruvec;
         let mut r = ScanResult::default();
         if self.lruvecs[lv].nr_gens(t) == MIN_NR_GENS {
             return r;
@@ -202,16 +200,15 @@ impl Mglru {
     }
 
     /// `isolate_folios`: pick a type with the PID controller, fall back to the other.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn isolate_folios(
         &mut self,
         m: &mut Machine,
-        lv: usize,
-        memcg: u16,
+        lruvec: Lruvec,
         sc: &mut ScanControl,
         swappiness: u32,
         nr_to_scan: u64,
     ) -> (usize, u64) {
+        let lv = lruvec.idx;
         let (lo, hi) = self.evictable_types(swappiness);
         let both = lo != hi;
         let (mut t, mut tier) = if !both {
@@ -226,7 +223,7 @@ impl Mglru {
         let mut total = 0;
         for _ in 0..if both { 2 } else { 1 } {
             let tier_idx = tier.take().unwrap_or_else(|| self.get_tier_idx(lv, t));
-            let r = self.scan_folios(m, lv, memcg, sc, t, tier_idx, nr_to_scan);
+            let r = self.scan_folios(m, lruvec, sc, t, tier_idx, nr_to_scan);
             if self.has(Behaviour::ExactScanCount) {
                 total += r.scanned;
                 if r.isolated > 0 {
@@ -245,23 +242,22 @@ impl Mglru {
 
     /// `evict_folios`: isolate a batch, run shrink_folio_list, put the rest back; one retry
     /// pass for clean folios. Returns the pages scanned.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn evict_folios(
         &mut self,
         m: &mut Machine,
-        lv: usize,
-        memcg: u16,
+        lruvec: Lruvec,
         sc: &mut ScanControl,
         swappiness: u32,
         nr_to_scan: u64,
     ) -> u64 {
+        let Lruvec { idx: lv, memcg, .. } = lruvec;
         // The per-CPU batches are drained once per shrink call (lru_gen_shrink_node,
         // lru_gen_shrink_lruvec), not per batch, and never by the debugfs eviction.
         if self.has(Behaviour::ExactScanCount) {
             self.try_to_inc_min_seq(lv, swappiness);
         }
         self.scratch.clear();
-        let (t, mut scanned) = self.isolate_folios(m, lv, memcg, sc, swappiness, nr_to_scan);
+        let (t, mut scanned) = self.isolate_folios(m, lruvec, sc, swappiness, nr_to_scan);
         if self.has(Behaviour::ExactScanCount) {
             if scanned > 0 {
                 self.try_to_inc_min_seq(lv, swappiness);

@@ -53,7 +53,7 @@ impl Mglru {
             return MemcgLruOp::Young;
         }
         let swappiness = self.get_swappiness(m, sc);
-        if !success && self.lruvec_is_sizable(m, memcg, lv, sc, swappiness) {
+        if !success && self.lruvec_is_sizable(m, self.lruvec_of(memcg, node), sc, swappiness) {
             return MemcgLruOp::None;
         }
         if self.lruvecs[lv].seg != SEG_TAIL {
@@ -182,9 +182,9 @@ impl Mglru {
     ) {
         let walk = self.cfg.memcg_walk;
         m.walk_memcgs(node, sc, walk, |m, sc, memcg| {
-            let lv = self.lv(memcg, node);
+            let lruvec = self.lruvec_of(memcg, node);
             let swappiness = self.get_swappiness(m, sc);
-            if !self.lruvec_is_sizable(m, memcg, lv, sc, swappiness) {
+            if !self.lruvec_is_sizable(m, lruvec, sc, swappiness) {
                 return Visit::Skipped;
             }
             self.try_to_shrink_lruvec(m, memcg, node, sc);

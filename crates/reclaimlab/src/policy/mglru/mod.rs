@@ -169,6 +169,15 @@ pub enum MemcgLruOp {
 const SEG_HEAD: u8 = 1;
 const SEG_TAIL: u8 = 2;
 
+/// An lruvec (`mem_cgroup_lruvec(memcg, pgdat)`): its memcg, its node and its index in
+/// [`Mglru::lruvecs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lruvec {
+    pub(crate) idx: usize,
+    pub(crate) memcg: u16,
+    pub(crate) node: u8,
+}
+
 /// The multi-generational LRU policy.
 pub struct Mglru {
     pub cfg: MglruConfig,
@@ -215,6 +224,15 @@ impl Mglru {
     #[inline]
     fn lv(&self, memcg: u16, node: u8) -> usize {
         crate::machine::lruvec_index(self.nodes, memcg, node)
+    }
+    /// The lruvec of a memcg on a node.
+    #[inline]
+    pub(crate) fn lruvec_of(&self, memcg: u16, node: u8) -> Lruvec {
+        Lruvec {
+            idx: self.lv(memcg, node),
+            memcg,
+            node,
+        }
     }
     #[inline]
     fn list_id(&self, lv: usize, gen: u8, t: usize) -> u32 {

@@ -21,15 +21,14 @@ impl Mglru {
     }
 
     /// `get_nr_to_scan` before the series (may age; -1 = rotate).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn get_nr_to_scan_aging(
         &mut self,
         m: &mut Machine,
-        lv: usize,
-        memcg: u16,
+        lruvec: Lruvec,
         sc: &mut ScanControl,
         swappiness: u32,
     ) -> i64 {
+        let Lruvec { idx: lv, memcg, .. } = lruvec;
         if m.below_min(sc.root(), memcg) {
             return -1;
         }
@@ -54,11 +53,11 @@ impl Mglru {
     pub(super) fn get_nr_to_scan_budget(
         &self,
         m: &Machine,
-        lv: usize,
-        memcg: u16,
+        lruvec: Lruvec,
         sc: &mut ScanControl,
         swappiness: u32,
     ) -> u64 {
+        let Lruvec { idx: lv, memcg, .. } = lruvec;
         let size = self.evictable_size(lv, swappiness);
         if !m.memcgs[memcg as usize].online {
             return size;
@@ -84,15 +83,15 @@ impl Mglru {
         node: u8,
         sc: &mut ScanControl,
     ) -> bool {
-        let lv = self.lv(memcg, node);
+        let lruvec = self.lruvec_of(memcg, node);
         let swappiness = self.get_swappiness(m, sc);
         if self.has(Behaviour::RestructureReclaimLoop) {
-            return self.shrink_lruvec_restructured(m, lv, memcg, node, sc, swappiness);
+            return self.shrink_lruvec_restructured(m, lruvec, sc, swappiness);
         }
         let mut scanned = 0;
         let mut n;
         loop {
-            n = self.get_nr_to_scan_aging(m, lv, memcg, sc, swappiness);
+            n = self.get_nr_to_scan_aging(m, lruvec, sc, swappiness);
             if n <= 0 {
                 break;
             }
@@ -101,7 +100,7 @@ impl Mglru {
             } else {
                 MAX_LRU_BATCH
             });
-            let d = self.evict_folios(m, lv, memcg, sc, swappiness, batch);
+            let d = self.evict_folios(m, lruvec, sc, swappiness, batch);
             if d == 0 {
                 break;
             }
@@ -115,17 +114,19 @@ impl Mglru {
     }
 
     /// The loop after patch 04 (spec series-2026.md A.3).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn shrink_lruvec_restructured(
         &mut self,
         m: &mut Machine,
-        lv: usize,
-        memcg: u16,
-        node: u8,
+        lruvec: Lruvec,
         sc: &mut ScanControl,
         swappiness: u32,
     ) -> bool {
-        let mut budget = self.get_nr_to_scan_budget(m, lv, memcg, sc, swappiness);
+        let Lruvec {
+            idx: lv,
+            memcg,
+            node,
+        } = lruvec;
+        let mut budget = self.get_nr_to_scan_budget(m, lruvec, sc, swappiness);
         let mut need_rotate = false;
         let mut should_age = false;
         while budget > 0 {
@@ -147,7 +148,7 @@ impl Mglru {
             } else {
                 MAX_LRU_BATCH
             });
-            let d = self.evict_folios(m, lv, memcg, sc, swappiness, batch);
+            let d = self.evict_folios(m, lruvec, sc, swappiness, batch);
             if d == 0 || self.should_abort_scan(m, node, sc) {
                 break;
             }
@@ -179,13 +180,12 @@ impl Mglru {
     pub(super) fn lruvec_is_sizable(
         &self,
         m: &Machine,
-        memcg: u16,
-        lv: usize,
+        lruvec: Lruvec,
         sc: &ScanControl,
         swappiness: u32,
     ) -> bool {
-        let total = self.evictable_size(lv, swappiness);
-        if m.memcgs[memcg as usize].online {
+        let total = self.evictable_size(lruvec.idx, swappiness);
+        if m.memcgs[lruvec.memcg as usize].online {
             total >> sc.priority > 0
         } else {
             total > 0
