@@ -226,7 +226,7 @@ pub const TABLE: [Row; 66] = [
     row(B::MemcgLru, "memcg-lru", V6_12,
         "v6.3 memcg LRU (spec mglru.md §0 Era A'); commit not identified",
         &["shrink_many", "lru_gen_rotate_memcg"], &[B::LruGenShrinkNode],
-        "global reclaim walks the memcg LRU by default (@memcg-lru; 6.1: mem_cgroup_iter)"),
+        "the kernel's default memcg walk is the memcg LRU (6.1: mem_cgroup_iter); a policy's walk is its @WALK"),
     row(B::AgingFromEvictionPath, "aging-from-eviction-path", V6_12,
         "v6.3 removal of the aging fairness safeguard (spec mglru.md §0 Era A'); commit not identified",
         &["lru_gen_age_node", "age_lruvec"], &[],
