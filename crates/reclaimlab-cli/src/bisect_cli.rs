@@ -217,9 +217,10 @@ pub fn cmd_bisect(a: BisectArgs) -> Result<(), String> {
         |w: &Switch| !w.bisectable() && good.switches.has(*w) != bad.switches.has(*w);
     if Switch::ALL.iter().any(unbisectable) {
         return Err(format!(
-            "--good {good_spec} and --bad {bad_spec} are kernels of different MGLRU eras, whose \
-             differences are not yet switches of their own: bisect between 7.1, 7.2 and 7.2.13 \
-             (the 2026 series and Debian's changes)"
+            "--good {good_spec} and --bad {bad_spec} differ in behaviours before 7.2 (kernels \
+             of different MGLRU eras, or an earlier behaviour turned on or off), which are \
+             modelled only together: bisect walks the behaviours of 7.2 and later, between 7.1, \
+             7.2 and 7.2.13 (the 2026 series and Debian's changes)"
         ));
     }
     if (good.enabled, good.min_ttl_ms, good.memcg_walk)
