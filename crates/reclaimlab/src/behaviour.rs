@@ -258,7 +258,7 @@ pub const TABLE: [Row; 66] = [
     row(B::LookAroundCanSwapByType, "look-around-can-swap-by-type", V6_12,
         "after 6.1; commit not identified",
         &["lru_gen_look_around", "get_pfn_folio"], &[],
-        "look-around may update anon folios whenever the folio is anon (6.1: unless a walker with swappiness 0)"),
+        "look-around updates anon neighbours when the folio it starts from is anon (6.1: unless a walker at swappiness 0)"),
     row(B::LookAroundActivatesDirectly, "look-around-activates-directly", V6_12,
         "after 6.1; commit not identified",
         &["lru_gen_look_around"], &[],
