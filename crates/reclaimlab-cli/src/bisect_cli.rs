@@ -212,11 +212,15 @@ pub fn cmd_bisect(a: BisectArgs) -> Result<(), String> {
     let good_spec = with_mglru_options(a.good.parse::<PolicySpec>()?, &a.w)?;
     let bad_spec = with_mglru_options(a.bad.parse::<PolicySpec>()?, &a.w)?;
     let (good, bad) = (mglru_of(&good_spec, "good")?, mglru_of(&bad_spec, "bad")?);
-    if good.kernel.mglru_era() != bad.kernel.mglru_era() {
+    // Behaviours before 7.2 are not bisected (their combinations are not modelled one by one).
+    let unbisectable =
+        |w: &Switch| !w.bisectable() && good.switches.has(*w) != bad.switches.has(*w);
+    if Switch::ALL.iter().any(unbisectable) {
         return Err(format!(
-            "--good {good_spec} and --bad {bad_spec} are kernels of different MGLRU eras, whose \
-             differences are not yet switches of their own: bisect between 7.1, 7.2 and 7.2.13 \
-             (the 2026 series and Debian's changes)"
+            "--good {good_spec} and --bad {bad_spec} differ in behaviours before 7.2 (kernels \
+             of different MGLRU eras, or an earlier behaviour turned on or off), which are \
+             modelled only together: bisect walks the behaviours of 7.2 and later, between 7.1, \
+             7.2 and 7.2.13 (the 2026 series and Debian's changes)"
         ));
     }
     if (good.enabled, good.min_ttl_ms, good.memcg_walk)

@@ -99,6 +99,9 @@ enum Cmd {
     Policies,
     /// List the built-in scenarios.
     Scenarios,
+    /// The behaviour table: every way the modelled kernels differ, with its first kernel,
+    /// upstream commit, kernel functions and requirements (each is a switch of policy strings).
+    Behaviours(BehavioursArgs),
     /// Write a scenario's access stream to a reclaimlab trace file.
     Trace(TraceArgs),
     /// Measure the simulator's own speed (accesses per wall-clock second) and memory.
@@ -127,6 +130,13 @@ enum Cmd {
     /// the switches that differ, each step judged by Welch's 95% test on --seeds runs against
     /// both ends (docs/bisect.md).
     Bisect(bisect_cli::BisectArgs),
+}
+
+#[derive(Args)]
+struct BehavioursArgs {
+    /// Print the table as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -344,10 +354,11 @@ struct WorkloadArgs {
     /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms (0 disables thrashing prevention).
     #[arg(long)]
     min_ttl_ms: Option<u64>,
-    /// MGLRU: turn on 2026-series switches (comma-separated, see `reclaimlab policies`).
+    /// MGLRU: turn on behaviours, e.g. 2026-series switches (comma-separated, see `reclaimlab
+    /// policies` and `reclaimlab behaviours`).
     #[arg(long, value_delimiter = ',')]
     with: Vec<String>,
-    /// MGLRU: turn off 2026-series switches.
+    /// MGLRU: turn off behaviours (as --with names them).
     #[arg(long, value_delimiter = ',')]
     without: Vec<String>,
     /// MGLRU: write this to /sys/kernel/debug/lru_gen at a simulated time, "MS:COMMAND"
@@ -541,6 +552,7 @@ where
         Cmd::Compare(a) => cmd_compare(a),
         Cmd::Policies => cmd_policies(),
         Cmd::Scenarios => cmd_scenarios(),
+        Cmd::Behaviours(a) => cmd_behaviours(a),
         Cmd::Trace(a) => cmd_trace(a),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Mrc(a) => cmd_mrc(a),
@@ -793,7 +805,7 @@ fn check_workload_options(w: &WorkloadArgs, specs: &[PolicySpec]) -> Result<(), 
     let max = max_sim_ns(w)?;
     for (at, cmd) in lru_gen_schedule(w)? {
         for c in &mglru {
-            options::check_lru_gen_command(c.kernel.mglru_era(), &cmd)?;
+            options::check_lru_gen_command(c.switches, &cmd)?;
         }
         if max.is_some_and(|max| at > max) {
             return Err(format!(
@@ -1129,10 +1141,60 @@ fn cmd_policies() -> Result<(), String> {
     for w in Switch::DEBIAN_7_2_13 {
         outln!("  {:<38} {}", w.name(), w.description());
     }
+    outln!("and every earlier way the kernels differ (`reclaimlab behaviours`).");
     outln!("");
     outln!("Memcg walks of global reclaim (append @WALK, e.g. classic:6.12@heat, mglru:7.2@iter):");
     for w in reclaimlab::machine::MemcgWalk::ALL {
         outln!("  {:<10} {}", w.to_string(), w.description());
+    }
+    Ok(())
+}
+
+/// `reclaimlab behaviours`: the behaviour table, as text or JSON.
+fn cmd_behaviours(a: BehavioursArgs) -> Result<(), String> {
+    use reclaimlab::behaviour::TABLE;
+    if a.json {
+        let rows: Vec<serde_json::Value> = TABLE
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "name": r.name,
+                    "description": r.description,
+                    "upstream": r.upstream,
+                    "first_kernel": r.first.to_string(),
+                    "functions": r.functions,
+                    "requires": r.requires.iter().map(|b| b.name()).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+        outln!("{text}");
+        return Ok(());
+    }
+    outln!("Each kernel has every behaviour whose first kernel is at most it (experimental ones");
+    outln!(
+        "only when asked); add with mglru:K+NAME or --with NAME, remove with -NAME or --without."
+    );
+    for r in &TABLE {
+        outln!(
+            "{:<42} {:<12} {}",
+            r.name,
+            r.first.to_string(),
+            r.description
+        );
+        outln!("{:<42} {:<12} upstream: {}", "", "", r.upstream);
+        let needs: Vec<&str> = r.requires.iter().map(|b| b.name()).collect();
+        if needs.is_empty() {
+            outln!("{:<42} {:<12} touches: {}", "", "", r.functions.join(", "));
+        } else {
+            outln!(
+                "{:<42} {:<12} touches: {}; requires {}",
+                "",
+                "",
+                r.functions.join(", "),
+                needs.join(", ")
+            );
+        }
     }
     Ok(())
 }

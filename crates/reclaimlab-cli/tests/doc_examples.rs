@@ -42,6 +42,15 @@ fn expectation(command: &str) -> Option<Expect> {
             Prints(&["culprit: 10 common-dirty-writeback-reactivation"])
         }
         "reclaimlab policies" => Prints(&["classic", "mglru", "lru", "clock", "fifo", "memcg-lru"]),
+        "reclaimlab behaviours" => Prints(&[
+            "eevdf",
+            "partial-memcg-walk",
+            "workingset-top-tier",
+            "restructure-reclaim-loop",
+            "fg-promotion",
+            "experimental",
+            "7.2.13",
+        ]),
         "reclaimlab run zipf --policy classic:6.1" => {
             Prints(&["policy classic:6.1", "pgscan_kswapd", "workingset_refault_file"])
         }

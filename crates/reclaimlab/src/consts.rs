@@ -1,6 +1,7 @@
 //! Kernel constants, each under its kernel name, and the kernel versions reclaimlab models.
 //! Every tunable default of the model lives here (or in [`crate::machine::CostProfile`] for costs).
 
+pub use crate::behaviour::{Behaviour, Behaviours, KernelModel};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -122,15 +123,6 @@ pub const LRU_GEN_NONLEAF_YOUNG: u32 = 0x0004;
 /// `suitable_to_scan` density: one young PTE per `cache_line_size / sizeof(pte_t)` = 8.
 pub const SUITABLE_TO_SCAN_RATIO: u64 = 8;
 
-/// The MGLRU era of a kernel (spec mglru.md §0): A = v6.1, B = v6.7-v6.13 (6.12),
-/// C = v6.14+ with the Era D items (7.1, 7.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum MglruEra {
-    A,
-    B,
-    C,
-}
-
 /// `PAGEVEC_SIZE` (v6.1; also 6.1's look-around activation limit).
 pub const PAGEVEC_SIZE: usize = 15;
 /// `PAGEVEC_SIZE` / `FOLIO_BATCH_SIZE` after v6.8.
@@ -184,98 +176,9 @@ impl Kernel {
         Kernel::V7_2_13,
     ];
 
-    /// The MGLRU era of this kernel.
-    pub fn mglru_era(self) -> MglruEra {
-        match self {
-            Kernel::V6_1 => MglruEra::A,
-            Kernel::V6_12 => MglruEra::B,
-            Kernel::V7_1 | Kernel::V7_2 | Kernel::V7_2_13 => MglruEra::C,
-        }
-    }
-
-    /// Per-CPU LRU batch size (`PAGEVEC_SIZE` / folio_batch): 15 up to v6.8, 31 after.
-    pub fn lru_batch_size(self) -> usize {
-        if self == Kernel::V6_1 {
-            PAGEVEC_SIZE
-        } else {
-            FOLIO_BATCH_SIZE
-        }
-    }
-    /// `lru_note_cost` with rotation cost and IO weighted by SWAP_CLUSTER_MAX (v6.2+).
-    pub fn cost_counts_rotations(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// The fair class is EEVDF (v6.6, commit 147f3efaa241 "sched/fair: Implement an EEVDF-like
-    /// scheduling policy"): a task runs `sysctl_sched_base_slice` at a time; before it, CFS
-    /// divided `sysctl_sched_latency` among the runnable tasks (`sched_slice`).
-    pub fn has_eevdf(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// Direct reclaim walks memcgs partially with a shared cookie (after v6.8).
-    pub fn partial_memcg_walk(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// `no_cache_trim_mode` / `cache_trim_mode_failed` (after v6.8).
-    pub fn has_cache_trim_failed(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// kswapd_shrink_node returns `max(nr_scanned, reclaimed) >= nr_to_reclaim` (after v6.8).
-    pub fn kswapd_counts_reclaimed(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// The refault swap check uses the eviction memcg (6.3+) instead of the refaulting one.
-    pub fn refault_swap_check_eviction_memcg(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// ext4 still has `->writepage` in 6.1 (reclaim may write ext4 pages from kswapd).
-    pub fn ext4_has_writepage(self) -> bool {
-        self == Kernel::V6_1
-    }
-    /// `vma_has_recency`: 6.12 skips VM_SEQ_READ and VM_RAND_READ vmas entirely in
-    /// folio_referenced; 6.1 clears the young bit but ignores it only for VM_SEQ_READ.
-    pub fn skips_vmas_without_recency(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// Swap I/O to a synchronous device (zram) goes through `submit_bio`, which counts
-    /// pgpgin/pgpgout. In v6.1 `swap_readpage`/`__swap_writepage` call `bdev_read_page`/
-    /// `bdev_write_page` (zram's `rw_page`), which count only pswpin/pswpout.
-    pub fn counts_sync_swap_io_in_pgpg(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// Readahead as reworked between v6.2 and v6.12: `page_cache_sync_ra` and
-    /// `page_cache_async_ra` each decide for themselves (no `ondemand_readahead`; the sync
-    /// path's initial async size is half the window when the request fills it, and it no
-    /// longer merges a self-hit marker), `page_cache_next_miss` reports "no gap" outside the
-    /// range, `page_cache_ra_unbounded` stops at a failed charge, and fault-around's
-    /// `mmap_miss` credit skips workingset folios.
-    pub fn readahead_v6_12(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// `filemap_map_pages` credits `mmap_miss` once per fault it serves: for the faulting
-    /// folio, when fault-around mapped it (VM_FAULT_NOPAGE), unless it is workingset or the
-    /// mapping is VM_SEQ_READ or VM_EXEC; before, every cached folio of the window earned one
-    /// (6.12 skipping workingset ones). Found in Debian's 7.2.13 source and confirmed by the
-    /// `readahead` validation suite (validation/results/2026-11-26-readahead: 7.2 reads 1.14
-    /// pages per mmap miss where 6.1 and 6.12 read ~25); the upstream commit is not identified
-    /// and, not being part of the 2026 series, is assumed to predate 7.1.
-    pub fn fault_around_credits_faulting_folio_only(self) -> bool {
-        self >= Kernel::V7_1
-    }
-    /// memory.reclaim takes `swappiness=` (v6.12).
-    pub fn memory_reclaim_swappiness(self) -> bool {
-        self >= Kernel::V6_12
-    }
-    /// The memory.reclaim batch for `remaining` pages.
-    pub fn memory_reclaim_batch(self, remaining: u64) -> u64 {
-        if self == Kernel::V6_1 {
-            remaining
-        } else {
-            remaining / 4
-        }
-    }
-    /// A refault whose eviction memcg is gone still counts workingset_refault_* (6.12).
-    pub fn counts_refault_of_dead_memcg(self) -> bool {
-        self >= Kernel::V6_12
+    /// Every behaviour whose first kernel is at most this one ([`crate::behaviour`]).
+    pub fn behaviours(self) -> crate::behaviour::Behaviours {
+        crate::behaviour::Behaviours::of(self)
     }
 }
 

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::consts::MglruEra;
+use crate::consts::Kernel;
 use crate::machine::MachineConfig;
 use crate::sim::{run, PolicySpec, RunOptions};
 use crate::trace::{records_from, TraceFormat};
@@ -62,8 +62,8 @@ pub fn lru_gen_bytes(data: &[u8]) {
         return;
     };
     for (_, cmd) in &schedule {
-        for era in [MglruEra::A, MglruEra::B, MglruEra::C] {
-            let _ = crate::options::check_lru_gen_command(era, cmd);
+        for kernel in [Kernel::V6_1, Kernel::V6_12, Kernel::V7_1] {
+            let _ = crate::options::check_lru_gen_command(kernel.behaviours(), cmd);
         }
     }
     if schedule.len() > 16 {

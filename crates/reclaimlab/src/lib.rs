@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod agents;
+pub mod behaviour;
 pub mod bisect;
 pub mod consts;
 pub mod event_queue;

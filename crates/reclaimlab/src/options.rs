@@ -2,7 +2,8 @@
 //! arguments, schedule files): each returns a one-line error naming the value and the
 //! problem, and none of them panics on any input (they are fuzzed: fuzz/).
 
-use crate::consts::{MglruEra, MAX_SIM_NS};
+use crate::behaviour::Behaviours;
+use crate::consts::MAX_SIM_NS;
 use crate::machine::CostProfile;
 
 /// `enabled_store` (/sys/kernel/mm/lru_gen/enabled): 'n'/'N' → 0, 'y'/'Y' → every
@@ -111,10 +112,10 @@ pub fn parse_lru_gen_schedule(text: &str, origin: &str) -> Result<Vec<(u64, Stri
     Ok(out)
 }
 
-/// Checks an lru_gen command's syntax as the kernel of `era` parses it (semantic checks, such
+/// Checks an lru_gen command's syntax as a kernel with behaviours `b` parses it (semantic checks, such
 /// as whether the memcg exists, happen when it runs).
-pub fn check_lru_gen_command(era: MglruEra, cmd: &str) -> Result<(), String> {
-    crate::policy::mglru::debugfs::check_syntax(era, cmd)
+pub fn check_lru_gen_command(b: Behaviours, cmd: &str) -> Result<(), String> {
+    crate::policy::mglru::debugfs::check_syntax(b, cmd)
         .map_err(|e| format!("lru_gen command '{cmd}': {e} (the kernel's parser refuses it)"))
 }
 

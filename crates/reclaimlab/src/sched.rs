@@ -91,7 +91,7 @@ pub struct Sched {
 impl Sched {
     /// `ncpus` CPUs spread over `nodes` nodes as the machine spreads them (CPU `c` is on node
     /// `c * nodes / ncpus`), with the fair class of `kernel`.
-    pub fn new(ncpus: u32, nodes: usize, kernel: Kernel) -> Sched {
+    pub fn new(ncpus: u32, nodes: usize, kernel: impl Into<KernelModel>) -> Sched {
         let ncpus = ncpus.max(1);
         let cpus = (0..ncpus)
             .map(|c| Cpu {
@@ -102,7 +102,7 @@ impl Sched {
         let factor = 1 + ncpus.min(SCHED_TUNABLESCALING_MAX_CPUS).ilog2() as u64;
         Sched {
             cpus,
-            eevdf: kernel.has_eevdf(),
+            eevdf: kernel.into().has(Behaviour::Eevdf),
             factor,
             nr_waiting: 0,
             stats: SchedStats::default(),

@@ -525,6 +525,7 @@ pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunRes
             _ => k,
         };
     }
+    cfg.behaviours = spec.machine_behaviours();
     let scn_k = Scenario {
         machine: cfg,
         ..scn.clone()
@@ -808,7 +809,7 @@ impl Engine {
                 sched: Sched::new(
                     scn.machine.cpus,
                     scn.machine.node_pages.len(),
-                    scn.machine.kernel,
+                    scn.machine.kernel_model(),
                 ),
                 step_times: StepTimes::default(),
                 sampler: None,

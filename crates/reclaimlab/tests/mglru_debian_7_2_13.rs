@@ -8,7 +8,7 @@ use reclaimlab::consts::Kernel;
 use reclaimlab::machine::mm::vm;
 use reclaimlab::machine::vmscan::ScanControl;
 use reclaimlab::machine::{pg, MachineConfig, MemcgConfig, Vm};
-use reclaimlab::policy::mglru::{MglruConfig, Switch, Switches};
+use reclaimlab::policy::mglru::{MglruConfig, Switch};
 use reclaimlab::policy::{FolioRef, Policy};
 
 /// A 7.2 lab with extra switches.
@@ -16,7 +16,7 @@ fn lab(extra: &[Switch]) -> Lab {
     let mut cfg = MachineConfig::simple(8192);
     cfg.kernel = Kernel::V7_2;
     let mut pcfg = MglruConfig::new(Kernel::V7_2);
-    pcfg.switches = extra.iter().fold(Switches::series(), |s, &w| s.with(w));
+    pcfg.switches = extra.iter().fold(pcfg.switches, |s, &w| s.with(w));
     Lab::build(cfg, pcfg)
 }
 
@@ -130,7 +130,7 @@ fn memcg_reclaim_aborts_at_its_goal() {
         cfg.kernel = Kernel::V7_2;
         cfg.memcgs.push(MemcgConfig::new("/a"));
         let mut pcfg = MglruConfig::new(Kernel::V7_2);
-        pcfg.switches = extra.iter().fold(Switches::series(), |s, &w| s.with(w));
+        pcfg.switches = extra.iter().fold(pcfg.switches, |s, &w| s.with(w));
         let mut l = Lab::build(cfg, pcfg);
         let memcg = l.m.memcg_by_path("/a").unwrap();
         let f = l.m.create_file("f", 4096);

@@ -17,8 +17,8 @@
 
 use reclaimlab::access::Via;
 use reclaimlab::consts::{
-    Kernel, MglruEra, LRU_GEN_CORE, LRU_GEN_MM_WALK, LRU_GEN_NONLEAF_YOUNG, MAX_NR_GENS,
-    MAX_NR_TIERS, MIN_LRU_BATCH,
+    Kernel, LRU_GEN_CORE, LRU_GEN_MM_WALK, LRU_GEN_NONLEAF_YOUNG, MAX_NR_GENS, MAX_NR_TIERS,
+    MIN_LRU_BATCH,
 };
 use reclaimlab::machine::mm::{vm, PTRS_PER_PTE};
 use reclaimlab::machine::vmscan::ScanControl;
@@ -373,7 +373,7 @@ fn scanned_type(l: &mut Lab, swappiness: u32) -> usize {
 #[test]
 fn type_to_scan_follows_refault_rates_and_swappiness() {
     for kernel in Kernel::ALL {
-        let c = kernel.mglru_era() == MglruEra::C;
+        let c = era_of(kernel.behaviours()) == MglruEra::C;
         // (case, anon tier 0 (refaulted, total), file (tier, refaulted, total), swappiness,
         // expected type). At the boundary R · 1000 · 60 ≤ 100 · 1000 · 140 ⇔ R ≤ 233.
         let cases = [
@@ -793,7 +793,7 @@ fn inc_min_seq_counts_folios_promoted_by_the_walk_era_c() {
         l.clear_ctrl(FILE);
         let (min, max) = (l.g().min_seq[FILE], l.g().max_seq);
         l.enter(0);
-        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         // The iteration ends when the walker's time reaches the end of its walk.
         l.m.catch_up(&mut l.pol);
         let g = l.g().clone();
@@ -832,7 +832,7 @@ fn walk_lab(kernel: Kernel, enabled: u32) -> (Lab, u32, u32) {
 fn walk(l: &mut Lab) {
     l.enter(0);
     let max = l.g().max_seq;
-    assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+    assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
     l.m.catch_up(&mut l.pol);
     assert_eq!(l.g().max_seq, max + 1);
 }
@@ -859,7 +859,7 @@ fn a_walk_under_way_is_joined_not_repeated() {
         l.enter(0);
         let start = l.m.now();
         let max = l.g().max_seq;
-        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         let until = l.m.now();
         assert!(until > start, "{kernel}: a walk takes time");
         let w = l.g().mm.walking.expect("a walk under way");
@@ -871,7 +871,7 @@ fn a_walk_under_way_is_joined_not_repeated() {
             now: start,
             ..Ctx::default()
         };
-        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         let end = start + (w.last_handout - start) / 2;
         assert_eq!(l.m.now(), end, "{kernel}: the joiner walks its share");
         assert_eq!(
@@ -885,7 +885,7 @@ fn a_walk_under_way_is_joined_not_repeated() {
             max + 1,
             "{kernel}: then the generation exists"
         );
-        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(!l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         l.check();
     }
 }
@@ -903,13 +903,13 @@ fn a_reclaimer_that_finds_every_mm_taken_ends_the_iteration() {
         l.enter(0);
         let start = l.m.now();
         let max = l.g().max_seq;
-        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         assert!(l.m.now() > start);
         l.m.ctx = Ctx {
             now: start + 1,
             ..Ctx::default()
         };
-        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false, false));
+        assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
         assert_eq!(l.m.now(), start + 1, "{kernel}: no waiting");
         assert_eq!(l.g().max_seq, max + 1, "{kernel}");
         assert!(l.g().mm.walking.is_none());

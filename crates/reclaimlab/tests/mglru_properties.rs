@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use reclaimlab::consts::{Kernel, LRU_GEN_CORE, LRU_GEN_MM_WALK, LRU_GEN_NONLEAF_YOUNG};
 use reclaimlab::machine::{MachineConfig, SwapConfig};
 use reclaimlab::metrics::RunResult;
-use reclaimlab::policy::mglru::{MglruConfig, Switch, Switches};
+use reclaimlab::policy::mglru::{MglruConfig, Switch};
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
 use reclaimlab::workload::{Scenario, Stream};
 
@@ -64,11 +64,13 @@ fn scenario(
 fn mglru(kernel: Kernel, switch_bits: u32, caps: u8, min_ttl: bool) -> MglruConfig {
     let mut c = MglruConfig::new(kernel);
     if matches!(kernel, Kernel::V7_1 | Kernel::V7_2 | Kernel::V7_2_13) {
-        c.switches = Switch::ALL
+        c.switches = Switch::SERIES
             .iter()
+            .chain(&[Switch::FgPromotion])
+            .chain(&Switch::DEBIAN_7_2_13)
             .enumerate()
             .filter(|(i, _)| switch_bits & (1 << i) != 0)
-            .fold(Switches::NONE, |s, (_, &w)| s.with(w));
+            .fold(Kernel::V7_1.behaviours(), |s, (_, &w)| s.with(w));
     }
     c.enabled = LRU_GEN_CORE
         | if caps & 1 != 0 { LRU_GEN_MM_WALK } else { 0 }

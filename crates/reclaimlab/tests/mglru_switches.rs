@@ -21,7 +21,7 @@ use reclaimlab::machine::{
     pg, Ctx, Machine, MachineConfig, MemcgConfig, Pfn, Slot, SwapConfig, Vm,
 };
 use reclaimlab::metrics::RunResult;
-use reclaimlab::policy::mglru::{Mglru, MglruConfig, Switch, Switches};
+use reclaimlab::policy::mglru::{Mglru, MglruConfig, Switch};
 use reclaimlab::policy::Policy;
 use reclaimlab::sim::{self, PolicySpec, RunOptions};
 use reclaimlab::workload::micro;
@@ -209,7 +209,8 @@ fn policy_spec_parses_switch_lists() {
     assert_eq!(c.kernel, Kernel::V7_1);
     assert_eq!(
         c.switches,
-        Switches::NONE
+        Kernel::V7_1
+            .behaviours()
             .with(Switch::SmallerReclaimBatch)
             .with(Switch::DontAbortAfterAging)
     );
@@ -217,19 +218,24 @@ fn policy_spec_parses_switch_lists() {
     assert_eq!(c.kernel, Kernel::V7_2);
     assert_eq!(
         c.switches,
-        Switches::series().without(Switch::DontAbortAfterAging)
+        Kernel::V7_2
+            .behaviours()
+            .without(Switch::DontAbortAfterAging)
     );
-    // Defaults: plain `mglru` is 7.2 with the whole series; older kernels have none.
+    // Defaults: plain `mglru` is 7.2 with the whole series; older kernels have none of it.
     assert_eq!(mglru_cfg("mglru"), MglruConfig::new(Kernel::V7_2));
-    assert_eq!(mglru_cfg("mglru:7.2").switches, Switches::series());
+    assert_eq!(mglru_cfg("mglru:7.2").switches, Kernel::V7_2.behaviours());
     for k in ["6.1", "6.12", "7.1"] {
-        assert_eq!(mglru_cfg(&format!("mglru:{k}")).switches, Switches::NONE);
+        let c = mglru_cfg(&format!("mglru:{k}"));
+        assert_eq!(c.switches, c.kernel.behaviours());
+        assert!(Switch::SERIES.iter().all(|&w| !c.switches.has(w)), "{k}");
     }
     // '+' and '-' mixed; names containing '-' are split only before a known switch name.
     let c = mglru_cfg("mglru:7.2-exact-scan-count+fg-promotion-smaller-reclaim-batch");
     assert_eq!(
         c.switches,
-        Switches::series()
+        Kernel::V7_2
+            .behaviours()
             .without(Switch::ExactScanCount)
             .with(Switch::FgPromotion)
             .without(Switch::SmallerReclaimBatch)
@@ -245,29 +251,45 @@ fn policy_spec_parses_switch_lists() {
     }
 }
 
+/// The switches of the 2026 series, the experimental FG promotion and Debian 7.2.13's changes,
+/// in the order `reclaimlab policies` lists them.
+const SWITCHES: [Switch; 21] = {
+    let mut all = [Switch::FgPromotion; 21];
+    let mut i = 0;
+    while i < 15 {
+        all[i] = Switch::SERIES[i];
+        i += 1;
+    }
+    while i < 20 {
+        all[i + 1] = Switch::DEBIAN_7_2_13[i - 15];
+        i += 1;
+    }
+    all
+};
+
 #[test]
 fn policy_spec_accepts_every_switch_name_and_round_trips() {
     // 21 distinct names: the fifteen patches in merge order, fg-promotion, then the five
     // changes beside the series in Debian's 7.2.13.
-    let names: Vec<&str> = Switch::ALL.iter().map(|w| w.name()).collect();
+    let names: Vec<&str> = SWITCHES.iter().map(|w| w.name()).collect();
     let mut sorted = names.clone();
     sorted.sort();
     sorted.dedup();
     assert_eq!(sorted.len(), 21);
-    assert_eq!(&Switch::ALL[..15], &Switch::SERIES[..]);
-    assert_eq!(Switch::ALL[15], Switch::FgPromotion);
-    assert_eq!(&Switch::ALL[16..], &Switch::DEBIAN_7_2_13[..]);
+    assert_eq!(&SWITCHES[..15], &Switch::SERIES[..]);
+    assert_eq!(SWITCHES[15], Switch::FgPromotion);
+    assert_eq!(&SWITCHES[16..], &Switch::DEBIAN_7_2_13[..]);
     assert_eq!(
         mglru_cfg("mglru:7.2.13").switches,
         Switch::DEBIAN_7_2_13
             .into_iter()
-            .fold(Switches::series(), |s, w| s.with(w))
+            .fold(Kernel::V7_2.behaviours(), |s, w| s.with(w))
     );
     assert_eq!(
         "mglru:7.2.13".parse::<PolicySpec>().unwrap().to_string(),
         "mglru:7.2.13"
     );
-    for w in Switch::ALL {
+    for w in SWITCHES {
         assert_eq!(w.name().parse::<Switch>(), Ok(w));
         // A switch comes with the ones it requires (12 needs 10; 13, 14 and 15 need 11):
         // alone it is refused, naming the requirement.
@@ -281,7 +303,7 @@ fn policy_spec_accepts_every_switch_name_and_round_trips() {
         let with_needs = w
             .requires()
             .iter()
-            .fold(Switches::NONE.with(w), |s, r| s.with(*r));
+            .fold(Kernel::V7_1.behaviours().with(w), |s, r| s.with(*r));
         assert_eq!(c.switches, with_needs, "{on}");
         assert_eq!(
             PolicySpec::Mglru(c).to_string().parse(),
@@ -302,7 +324,7 @@ fn policy_spec_accepts_every_switch_name_and_round_trips() {
         let c = mglru_cfg(&off);
         let without = dependents
             .iter()
-            .fold(Switches::series().without(w), |s, d| s.without(*d));
+            .fold(Kernel::V7_2.behaviours().without(w), |s, d| s.without(*d));
         assert_eq!(c.switches, without, "{off}");
         if !dependents.is_empty() {
             assert_eq!(
@@ -322,16 +344,16 @@ fn policy_spec_accepts_every_switch_name_and_round_trips() {
         assert_eq!(shown.parse::<PolicySpec>(), Ok(PolicySpec::Mglru(c)));
     }
     // All 21 added to 7.1, all fifteen removed from 7.2.
-    let all_on: String = Switch::ALL.iter().map(|w| format!("+{w}")).collect();
+    let all_on: String = SWITCHES.iter().map(|w| format!("+{w}")).collect();
     let c = mglru_cfg(&format!("mglru:7.1{all_on}"));
-    assert!(Switch::ALL.iter().all(|&w| c.switches.on(w)));
+    assert!(SWITCHES.iter().all(|&w| c.switches.on(w)));
     assert_eq!(
         PolicySpec::Mglru(c).to_string().parse::<PolicySpec>(),
         Ok(PolicySpec::Mglru(c))
     );
     let all_off: String = Switch::SERIES.iter().map(|w| format!("-{w}")).collect();
     let c = mglru_cfg(&format!("mglru:7.2{all_off}"));
-    assert_eq!(c.switches, Switches::NONE);
+    assert_eq!(c.switches, Kernel::V7_1.behaviours());
     assert_eq!(c.kernel, Kernel::V7_2);
 }
 

@@ -8,7 +8,7 @@
 mod common;
 use common::*;
 
-use reclaimlab::consts::{Kernel, MglruEra, MIN_LRU_BATCH};
+use reclaimlab::consts::{Kernel, MIN_LRU_BATCH};
 use reclaimlab::machine::mm::vm;
 use reclaimlab::machine::vmscan::ScanControl;
 use reclaimlab::machine::{pg, SwapConfig, Vm};
@@ -268,7 +268,7 @@ fn tier_cutoff_of_the_picked_type_is_against_the_other_types_tier_0_in_6_x() {
         assert!(l.resident(f, 0), "{kernel}: tier 1 protected");
         assert_eq!(l.seq(fl), min + 1, "{kernel}: moved to min_seq + 1");
         assert!(!l.resident(f, 1), "{kernel}: tier 0 evicted");
-        assert_eq!(l.era, kernel.mglru_era());
+        assert_eq!(l.era, era_of(kernel.behaviours()));
         assert_ne!(l.era, MglruEra::C);
         l.check();
     }

@@ -144,9 +144,9 @@ pub enum FsKind {
 }
 
 impl FsKind {
-    pub fn has_writepage(self, k: Kernel) -> bool {
+    pub fn has_writepage(self, k: KernelModel) -> bool {
         match self {
-            FsKind::Ext4 => k.ext4_has_writepage(),
+            FsKind::Ext4 => !k.has(Behaviour::Ext4WritepageRemoved),
             FsKind::Xfs => false,
             FsKind::F2fs => true,
         }
@@ -217,9 +217,21 @@ pub struct MachineConfig {
     /// pages; the kernel policies get a node sized by [`MachineConfig::fit_lru_pages`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_pages: Option<u64>,
+    /// The behaviours of the modelled kernel when they are not `kernel`'s own (a policy's
+    /// `--with`/`--without`); None = every behaviour of `kernel` ([`crate::behaviour`]).
+    #[serde(skip)]
+    pub behaviours: Option<Behaviours>,
 }
 
 impl MachineConfig {
+    /// The modelled kernel: `kernel` with `behaviours` (or its own).
+    pub fn kernel_model(&self) -> KernelModel {
+        KernelModel {
+            version: self.kernel,
+            behaviours: self.behaviours.unwrap_or(Behaviours::of(self.kernel)),
+        }
+    }
+
     /// One node of `pages` pages, one CPU, no swap, an NVMe file device, ext4, default tunables.
     pub fn simple(pages: u64) -> Self {
         MachineConfig {
@@ -239,6 +251,7 @@ impl MachineConfig {
             memcgs: Vec::new(),
             cost: CostProfile::default(),
             cache_pages: None,
+            behaviours: None,
         }
     }
 

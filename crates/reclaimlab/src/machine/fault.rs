@@ -7,6 +7,7 @@ use super::mm::{vm, Pte};
 use super::swap::SwapSlot;
 use super::{pg, Folio, Machine, Owner, Pfn, Slot, Vm};
 use crate::access::{Op, PageRef, Via};
+use crate::behaviour::Behaviour;
 use crate::policy::Policy;
 
 /// What one access cost the machine.
@@ -293,7 +294,7 @@ impl Machine {
         let read_ns = self.now() - read_start;
         let memcg = self.folios[pfn as usize].memcg;
         self.count(memcg, Vm::Pswpin, 1);
-        if !self.swap.is_synchronous() || self.kernel.counts_sync_swap_io_in_pgpg() {
+        if !self.swap.is_synchronous() || self.kernel.has(Behaviour::SyncSwapIoInPgpg) {
             self.count(memcg, Vm::Pgpgin, 4);
         }
         if self.swap.is_synchronous() {

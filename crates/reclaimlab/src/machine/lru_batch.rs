@@ -2,9 +2,19 @@
 //! moved to the LRU when full or drained; `folio_activate` queues promotions likewise.
 
 use super::{pg, Machine, Pfn, Vm};
+use crate::behaviour::Behaviour;
 use crate::policy::Policy;
 
 impl Machine {
+    /// Per-CPU LRU batch size (`PAGEVEC_SIZE` / folio_batch): 15 up to v6.8, 31 after.
+    fn lru_batch_size(&self) -> usize {
+        if self.kernel.has(Behaviour::FolioBatch31) {
+            crate::consts::FOLIO_BATCH_SIZE
+        } else {
+            crate::consts::PAGEVEC_SIZE
+        }
+    }
+
     /// `folio_add_lru`: queue in this CPU's lru_add batch; flush when it is full.
     pub fn folio_add_lru(&mut self, pol: &mut dyn Policy, pfn: Pfn) {
         let cpu = self.ctx.cpu as usize;
@@ -15,7 +25,7 @@ impl Machine {
         }
         self.folios[pfn as usize].set(pg::IN_BATCH);
         self.lru_add_batch[cpu].push(pfn);
-        if self.lru_add_batch[cpu].len() >= self.kernel.lru_batch_size() {
+        if self.lru_add_batch[cpu].len() >= self.lru_batch_size() {
             self.flush_lru_add(pol, cpu);
         }
     }
@@ -71,7 +81,7 @@ impl Machine {
     pub fn folio_activate(&mut self, pol: &mut dyn Policy, pfn: Pfn) {
         let cpu = self.ctx.cpu as usize;
         self.lru_activate_batch[cpu].push(pfn);
-        if self.lru_activate_batch[cpu].len() >= self.kernel.lru_batch_size() {
+        if self.lru_activate_batch[cpu].len() >= self.lru_batch_size() {
             self.flush_lru_activate(pol, cpu);
         }
     }

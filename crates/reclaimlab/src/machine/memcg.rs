@@ -418,11 +418,11 @@ impl Machine {
         nr_pages: u64,
         swappiness: Option<u32>,
     ) -> Result<u64, &'static str> {
-        if swappiness.is_some() && !self.kernel.memory_reclaim_swappiness() {
+        if swappiness.is_some() && !self.kernel.has(Behaviour::MemoryReclaimSwappiness) {
             return Err("EINVAL");
         }
         // `swappiness=max` (SWAPPINESS_ANON_ONLY) exists from the 7.x kernels (Era D).
-        let limit = if self.kernel >= Kernel::V7_1 {
+        let limit = if self.kernel.has(Behaviour::SwappinessAnonOnly) {
             SWAPPINESS_ANON_ONLY
         } else {
             MAX_SWAPPINESS
@@ -437,7 +437,12 @@ impl Machine {
             if retries == 0 {
                 self.lru_add_drain_all(pol);
             }
-            let batch = self.kernel.memory_reclaim_batch(nr_pages - done);
+            let remaining = nr_pages - done;
+            let batch = if self.kernel.has(Behaviour::MemoryReclaimQuarterBatch) {
+                remaining / 4
+            } else {
+                remaining
+            };
             let r = super::vmscan::try_to_free_mem_cgroup_pages(
                 self, pol, memcg, batch, true, true, swappiness,
             );

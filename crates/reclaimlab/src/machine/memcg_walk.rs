@@ -212,7 +212,9 @@ impl Machine {
         let heat = walk == MemcgWalk::Heat && !sc.cgroup_reclaim();
         let levels = if heat { MEMCG_NR_LEVELS } else { 1 };
         for level in 0..levels {
-            let partial = self.kernel.partial_memcg_walk() && !sc.is_kswapd && !sc.memcg_full_walk;
+            let partial = self.kernel.has(Behaviour::PartialMemcgWalk)
+                && !sc.is_kswapd
+                && !sc.memcg_full_walk;
             let (order, start) = self.reclaim_iter_begin(root, node, partial);
             let mut next = 0;
             let mut need_next_level = false;
@@ -406,7 +408,7 @@ mod tests {
     #[test]
     fn a_pass_that_met_the_goal_still_starts_the_next_level() {
         let mut m = machine_with(3);
-        m.kernel = Kernel::V6_12;
+        m.kernel = Kernel::V6_12.into();
         m.heat_state(1, 0).heat = MEMCG_HEAT_WARM;
         let mut sc = ScanControl::new(1, None);
         let mut visits = Vec::new();

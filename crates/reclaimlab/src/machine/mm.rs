@@ -2,6 +2,7 @@
 //! by reclaim (mm/memory.c, mm/rmap.c, mm/mmap.c).
 
 use super::{pg, Machine, Owner, Pfn, Vm};
+use crate::behaviour::Behaviour;
 use crate::policy::Policy;
 
 /// VMA flags that reclaim looks at.
@@ -269,7 +270,7 @@ impl Machine {
         if folio.mapcount == 0 {
             return r;
         }
-        let skip_no_recency = self.kernel.skips_vmas_without_recency();
+        let skip_no_recency = self.kernel.has(Behaviour::VmaHasRecency);
         let memcgs = &self.memcgs;
         let young_ptes = &mut self.young_ptes;
         young_ptes.clear();

@@ -419,7 +419,7 @@ pub trait Nest {
 /// The modelled machine.
 pub struct Machine {
     pub cfg: MachineConfig,
-    pub kernel: Kernel,
+    pub kernel: KernelModel,
     pub folios: Vec<Folio>,
     pub nodes: Vec<Node>,
     pub memcgs: Vec<Memcg>,
@@ -467,7 +467,7 @@ impl Machine {
         if total >= u32::MAX as u64 {
             return Err("memory too large for the model (max 16 TiB)".into());
         }
-        let kernel = cfg.kernel;
+        let kernel = cfg.kernel_model();
         let mut nodes = Vec::new();
         let mut first = 0u64;
         for (i, &pages) in cfg.node_pages.iter().enumerate() {

@@ -14,6 +14,7 @@
 
 use super::mm::vm;
 use super::{pg, Folio, Machine, Owner, Pfn, Slot, Vm};
+use crate::behaviour::Behaviour;
 use crate::consts::MMAP_LOTSAMISS;
 use crate::policy::Policy;
 
@@ -305,7 +306,7 @@ impl Machine {
             .min(self.files[file as usize].size_pages)
             .min(self.procs[pid as usize].vmas[vma as usize].ptes.len() as u64);
         let now = self.now();
-        let v6_12 = self.kernel.readahead_v6_12();
+        let v6_12 = self.kernel.has(Behaviour::ReadaheadRework);
         let ra = *self.procs[pid as usize].file_ra(file);
         let (mut found, mut mapped, mut target) = (0u32, 0u64, false);
         for i in from..end {
@@ -329,7 +330,10 @@ impl Machine {
             target |= i == index;
             mapped += 1;
         }
-        if self.kernel.fault_around_credits_faulting_folio_only() {
+        if self
+            .kernel
+            .has(Behaviour::FaultAroundCreditsFaultingFolioOnly)
+        {
             found = self.fault_around_credit_7x(pid, vma, file, index, target);
         }
         let ra = self.procs[pid as usize].file_ra(file);
@@ -375,7 +379,7 @@ impl Machine {
         if flags & vm::RAND_READ != 0 || max == 0 {
             return None;
         }
-        let v6_12 = self.kernel.readahead_v6_12();
+        let v6_12 = self.kernel.has(Behaviour::ReadaheadRework);
         let slots = &self.files[file as usize].slots;
         let ra = self.procs[pid as usize].file_ra(file);
         if flags & vm::SEQ_READ != 0 {
@@ -467,7 +471,7 @@ impl Machine {
         self.folios[pfn as usize].clear(pg::READAHEAD);
         let slots = &self.files[file as usize].slots;
         let ra = self.procs[pid as usize].file_ra(file);
-        let batch = if self.kernel.readahead_v6_12() {
+        let batch = if self.kernel.has(Behaviour::ReadaheadRework) {
             async_ra_v6_12(ra, slots, index, max, max)
         } else {
             ondemand_readahead(ra, slots, index, max, max, true)
@@ -498,7 +502,7 @@ impl Machine {
         }
         let nr = b.nr.min(size - b.index);
         let mark = nr.checked_sub(b.lookahead);
-        let stop_at_enomem = self.kernel.readahead_v6_12();
+        let stop_at_enomem = self.kernel.has(Behaviour::ReadaheadRework);
         // The batch's reclaim runs to its end: a readahead is not a point where the engine
         // lets another task in (docs/model.md §1).
         let may_yield = std::mem::replace(&mut self.ctx.may_yield, false);

@@ -4,6 +4,7 @@
 use super::blockdev::BlockDev;
 use super::config::SwapConfig;
 use super::{pg, Machine, Owner, Pfn, Vm};
+use crate::behaviour::Behaviour;
 use crate::policy::Policy;
 
 /// One swap slot.
@@ -195,7 +196,7 @@ impl Machine {
                 self.spend_sys(self.cfg.cost.zram_compress_ns);
                 self.folios[pfn as usize].clear(pg::DIRTY);
                 self.count(memcg, Vm::Pswpout, 1);
-                if self.kernel.counts_sync_swap_io_in_pgpg() {
+                if self.kernel.has(Behaviour::SyncSwapIoInPgpg) {
                     self.count(memcg, Vm::Pgpgout, 4);
                 }
                 SwapWrite::Sync

@@ -490,7 +490,7 @@ pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut Scan
         if sc.nr_reclaimed > 0 {
             return sc.nr_reclaimed;
         }
-        if m.kernel.partial_memcg_walk() && !sc.memcg_full_walk {
+        if m.kernel.has(Behaviour::PartialMemcgWalk) && !sc.memcg_full_walk {
             sc.priority = initial_priority;
             sc.memcg_full_walk = true;
             continue;
@@ -644,7 +644,7 @@ pub fn balance_pgdat(
         pol.snapshot_refaults(m, None, node);
         if !balanced
             && st.total == 0
-            && m.kernel.has_cache_trim_failed()
+            && m.kernel.has(Behaviour::CacheTrimModeFailed)
             && st.trim_failed
             && !st.no_cache_trim_mode
         {
@@ -683,7 +683,7 @@ fn kswapd_shrink_node(
     let before = sc.nr_reclaimed;
     pol.shrink_node(m, node, sc);
     let reclaimed = sc.nr_reclaimed - before;
-    if m.kernel.kswapd_counts_reclaimed() {
+    if m.kernel.has(Behaviour::KswapdCountsReclaimed) {
         sc.nr_scanned.max(reclaimed) >= sc.nr_to_reclaim
     } else {
         sc.nr_scanned >= sc.nr_to_reclaim

@@ -40,7 +40,7 @@ pub struct Lruvec {
 
 /// The classical LRU policy.
 pub struct Classic {
-    kernel: Kernel,
+    kernel: KernelModel,
     nodes: usize,
     lists: Lists,
     lruvecs: Vec<Lruvec>,
@@ -155,7 +155,7 @@ impl Classic {
         io: u64,
         rotated: u64,
     ) {
-        let cost = if self.kernel.cost_counts_rotations() {
+        let cost = if self.kernel.has(Behaviour::CostCountsRotations) {
             io * SWAP_CLUSTER_MAX + rotated
         } else {
             io
@@ -198,7 +198,7 @@ impl Classic {
         if !file {
             ws += lv.hier[LRU_INACTIVE_FILE];
         }
-        let _swap_memcg = if self.kernel.refault_swap_check_eviction_memcg() {
+        let _swap_memcg = if self.kernel.has(Behaviour::RefaultSwapCheckEvictionMemcg) {
             memcgid
         } else {
             refault_memcg
@@ -326,7 +326,7 @@ impl Classic {
         self.move_folios_to_lru(m, memcg, node, &keep_active);
         let nr_deactivate = self.move_folios_to_lru(m, memcg, node, &hold);
         m.count(memcg, Vm::Pgdeactivate, nr_deactivate);
-        if rotated > 0 && self.kernel.cost_counts_rotations() {
+        if rotated > 0 && self.kernel.has(Behaviour::CostCountsRotations) {
             self.lru_note_cost(m, memcg, node, file, 0, rotated);
         }
         hold.clear();
@@ -607,7 +607,7 @@ impl Classic {
                 }
             }
         }
-        let no_trim = self.kernel.has_cache_trim_failed() && sc.no_cache_trim_mode;
+        let no_trim = self.kernel.has(Behaviour::CacheTrimModeFailed) && sc.no_cache_trim_mode;
         sc.cache_trim_mode = (lv.hier[LRU_INACTIVE_FILE] >> sc.priority) != 0
             && sc.may_deactivate & DEACTIVATE_FILE == 0
             && !no_trim;
@@ -720,7 +720,7 @@ impl Policy for Classic {
         let file = f.is_file_lru();
         let (memcgid, _, _, workingset) = Self::unpack_shadow(shadow);
         let alive = (memcgid as usize) < m.memcgs.len() && m.memcgs[memcgid as usize].online;
-        if !alive && !self.kernel.counts_refault_of_dead_memcg() {
+        if !alive && !self.kernel.has(Behaviour::RefaultOfDeadMemcgCounts) {
             return;
         }
         let (refault_ev, activate_ev, restore_ev) = if file {
@@ -810,7 +810,7 @@ impl Policy for Classic {
             // do_try_to_free_pages clears the target's CGROUP_CONGESTED (v6.1: the one bit).
             let flags = m.congested(t, node);
             flags[1] = false;
-            if self.kernel == Kernel::V6_1 {
+            if !self.kernel.has(Behaviour::CgroupCongestedSplit) {
                 flags[0] = false;
             }
         }

@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use reclaimlab::access::{Op, PageRef, Via};
-use reclaimlab::consts::{Kernel, MglruEra, MAX_NR_GENS, MAX_NR_TIERS};
+use reclaimlab::behaviour::{Behaviour, Behaviours};
+use reclaimlab::consts::{Kernel, MAX_NR_GENS, MAX_NR_TIERS};
 use reclaimlab::machine::{Ctx, Machine, MachineConfig, Pfn, Slot, SwapConfig, Vm};
 use reclaimlab::policy::mglru::{GenLruvec, Mglru, MglruConfig};
 use reclaimlab::policy::{unpack_shadow, Policy};
@@ -14,6 +15,26 @@ use reclaimlab::policy::{unpack_shadow, Policy};
 
 pub const ANON: usize = 0;
 pub const FILE: usize = 1;
+
+/// The MGLRU era (spec mglru.md §0) whose expectations a test checks: C with the Dec-2024
+/// rework's tiers, B with 6.12's reclaim path, else A. The model itself asks behaviours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MglruEra {
+    A,
+    B,
+    C,
+}
+
+/// The era of a kernel's behaviours.
+pub fn era_of(b: Behaviours) -> MglruEra {
+    if b.has(Behaviour::WorkingsetTopTier) {
+        MglruEra::C
+    } else if b.has(Behaviour::LruGenShrinkNode) {
+        MglruEra::B
+    } else {
+        MglruEra::A
+    }
+}
 
 // ------------------------------------------------------------------------------------------
 // Helpers
@@ -47,7 +68,7 @@ impl Lab {
         let m = Machine::new(cfg.one_page_per_fault()).expect("valid machine");
         let pol = Mglru::new(&m, pcfg);
         Lab {
-            era: pcfg.kernel.mglru_era(),
+            era: era_of(pcfg.switches),
             m,
             pol,
         }

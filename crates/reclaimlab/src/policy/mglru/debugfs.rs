@@ -16,7 +16,8 @@
 use super::walk::{
     MM_LEAF_OLD, MM_LEAF_TOTAL, MM_LEAF_YOUNG, MM_NONLEAF_ADDED, MM_NONLEAF_FOUND, MM_NONLEAF_TOTAL,
 };
-use super::{gen_of, Mglru, MglruEra, ANON, FILE};
+use super::{gen_of, Lruvec, Mglru, ANON, FILE};
+use crate::behaviour::{Behaviour, Behaviours};
 use crate::consts::*;
 use crate::machine::vmscan::ScanControl;
 use crate::machine::Machine;
@@ -45,7 +46,7 @@ pub fn show(p: &Mglru, m: &Machine, full: bool) -> String {
         for node in 0..p.nodes as u8 {
             if node == 0 {
                 let path = &m.memcgs[memcg as usize].path;
-                if p.era == MglruEra::C {
+                if p.has(Behaviour::DebugfsMemcgId) {
                     let _ = writeln!(out, "memcg {} {}", memcg_id(memcg), path);
                 } else {
                     // `%5hu` of the css id (an unsigned short)
@@ -68,7 +69,7 @@ fn show_lruvec(p: &Mglru, m: &Machine, out: &mut String, lv: usize, full: bool) 
         } else {
             0
         }
-    } else if p.era == MglruEra::C {
+    } else if p.has(Behaviour::IndependentMinSeq) {
         // evictable_min_seq(min_seq, MAX_SWAPPINESS / 2): both types
         g.min_seq[ANON].min(g.min_seq[FILE])
     } else {
@@ -92,16 +93,16 @@ fn show_lruvec(p: &Mglru, m: &Machine, out: &mut String, lv: usize, full: bool) 
 /// `lru_gen_seq_show_full` (NR_HIST_GENS = 1): four tier lines and the mm-walk statistics line.
 fn show_full(p: &Mglru, out: &mut String, lv: usize, seq: u64) {
     let g = &p.lruvecs[lv];
-    let era = p.era;
+    let stats4 = p.has(Behaviour::DebugfsMmWalkStats);
     for tier in 0..MAX_NR_TIERS {
         let _ = write!(out, "            {:10}", tier);
         for t in 0..2 {
             let (marks, n) = if seq == g.max_seq {
-                let marks = if era == MglruEra::A { "RT " } else { "RTx" };
+                let marks = if stats4 { "RTx" } else { "RT " };
                 (marks, [g.avg_refaulted[t][tier], g.avg_total[t][tier], 0])
             } else if seq == g.min_seq[t] {
                 // Era A/B keep no tier-0 protected count: protected[tier - 1].
-                let protected = if era == MglruEra::C {
+                let protected = if p.has(Behaviour::ProtectedAtTier) {
                     g.protected[t][tier]
                 } else if tier > 0 {
                     g.protected[t][tier - 1]
@@ -109,7 +110,7 @@ fn show_full(p: &Mglru, out: &mut String, lv: usize, seq: u64) {
                     0
                 };
                 ("rep", [g.refaulted[t][tier], g.evicted[t][tier], protected])
-            } else if era == MglruEra::A {
+            } else if !stats4 {
                 ("   ", [0, 0, 0])
             } else {
                 ("xxx", [0, 0, 0])
@@ -123,7 +124,7 @@ fn show_full(p: &Mglru, out: &mut String, lv: usize, seq: u64) {
     out.push_str("                      ");
     let st = &g.mm.stats;
     // (marks of the youngest generation, marks of the others, the statistics in enum order)
-    let (marks, other, vals): (&str, &str, &[u64]) = if era == MglruEra::A {
+    let (marks, other, vals): (&str, &str, &[u64]) = if !stats4 {
         (
             "LOYNFA",
             "      ",
@@ -327,8 +328,8 @@ struct Cmd {
 /// The sscanf of `lru_gen_seq_write`: `"%c %u %u %lu %n %u %n %lu %n"` (6.1, 6.12) or
 /// `"%c %llu %u %lu %n %4s %n %lu %n"` (7.x), at least four conversions and nothing left
 /// over; 7.x then reads the swappiness word as `max` or with `kstrtouint`.
-fn parse(era: MglruEra, item: &[u8]) -> Result<Cmd, &'static str> {
-    let c = era == MglruEra::C;
+fn parse(b: Behaviours, item: &[u8]) -> Result<Cmd, &'static str> {
+    let c = b.has(Behaviour::DebugfsMemcgId);
     let fmt: &[u8] = if c {
         b"%c %llu %u %lu %n %4s %n %lu %n"
     } else {
@@ -393,7 +394,7 @@ pub fn write(p: &mut Mglru, m: &mut Machine, input: &str) -> Result<(), &'static
     let mut sc = debugfs_sc();
     let mut err = Err("EINVAL");
     for item in items(input) {
-        let cmd = parse(p.era, item)?;
+        let cmd = parse(p.cfg.switches, item)?;
         err = run_cmd(p, m, &mut sc, &cmd);
         err?;
     }
@@ -410,12 +411,12 @@ fn items(input: &str) -> impl Iterator<Item = &[u8]> {
         .filter(|item| !item.is_empty())
 }
 
-/// Whether a write would get past `lru_gen_seq_write`'s parsing in kernel era `era` (an
+/// Whether a write would get past `lru_gen_seq_write`'s parsing in a kernel with `b` (an
 /// input without any command is EINVAL, as there).
-pub fn check_syntax(era: MglruEra, input: &str) -> Result<(), &'static str> {
+pub fn check_syntax(b: Behaviours, input: &str) -> Result<(), &'static str> {
     let mut any = false;
     for item in items(input) {
-        parse(era, item)?;
+        parse(b, item)?;
         any = true;
     }
     if any {
@@ -433,7 +434,6 @@ fn run_cmd(
     sc: &mut ScanControl,
     cmd: &Cmd,
 ) -> Result<(), &'static str> {
-    let era = p.era;
     if (cmd.nid as i32) < 0 || cmd.nid as usize >= p.nodes {
         return Err("EINVAL");
     }
@@ -444,10 +444,10 @@ fn run_cmd(
         .filter(|&i| i < m.memcgs.len() as u64 && m.memcgs[i as usize].online)
         .ok_or("EINVAL")? as u16;
     let node = cmd.nid as u8;
-    if era == MglruEra::C {
+    if p.has(Behaviour::DebugfsCmdTargetsMemcg) {
         sc.target_mem_cgroup = Some(memcg);
     }
-    let limit = if era == MglruEra::C {
+    let limit = if p.has(Behaviour::SwappinessAnonOnly) {
         SWAPPINESS_ANON_ONLY
     } else {
         MAX_SWAPPINESS
@@ -457,9 +457,10 @@ fn run_cmd(
         Some(s) if s > limit => return Err("EINVAL"),
         Some(s) => s,
     };
+    let lruvec = p.lruvec_of(memcg, node);
     match cmd.op {
         b'+' => run_aging(p, m, memcg, node, cmd.seq, swappiness, cmd.opt != 0),
-        b'-' => run_eviction(p, m, memcg, node, sc, cmd.seq, swappiness, cmd.opt),
+        b'-' => run_eviction(p, m, lruvec, sc, cmd.seq, swappiness, cmd.opt),
         _ => Err("EINVAL"),
     }
 }
@@ -480,7 +481,7 @@ fn run_aging(
     let lv = p.lv(memcg, node);
     p.sync_aging(m, lv);
     let max_seq = p.lruvecs[lv].max_seq;
-    if p.era != MglruEra::C {
+    if !p.has(Behaviour::DebugfsCmdTargetsMemcg) {
         if seq < max_seq {
             return Ok(());
         }
@@ -491,7 +492,7 @@ fn run_aging(
         if !force_scan && p.lruvecs[lv].min_seq[t] + MAX_NR_GENS - 1 <= max_seq {
             return Err("ERANGE");
         }
-        p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan, false);
+        p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan);
         // The writer walked the whole iteration itself: the generation exists on return.
         p.sync_aging(m, lv);
         return Ok(());
@@ -499,7 +500,7 @@ fn run_aging(
     if seq > max_seq {
         return Err("EINVAL");
     }
-    let made = p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan, false);
+    let made = p.try_to_inc_max_seq(m, lv, max_seq, swappiness, force_scan);
     p.sync_aging(m, lv);
     if made {
         Ok(())
@@ -512,18 +513,16 @@ fn run_aging(
 /// or a batch scans nothing. Each batch is `evict_folios` with MAX_LRU_BATCH folios in
 /// 6.1/6.12 (the budget was internal then) and with the remaining target (at most
 /// MAX_LRU_BATCH) in 7.x.
-#[allow(clippy::too_many_arguments)]
 fn run_eviction(
     p: &mut Mglru,
     m: &mut Machine,
-    memcg: u16,
-    node: u8,
+    lruvec: Lruvec,
     sc: &mut ScanControl,
     seq: u64,
     swappiness: u32,
     nr_to_reclaim: u64,
 ) -> Result<(), &'static str> {
-    let lv = p.lv(memcg, node);
+    let lv = lruvec.idx;
     p.sync_aging(m, lv);
     // unsigned long arithmetic
     if seq.wrapping_add(MIN_NR_GENS) > p.lruvecs[lv].max_seq {
@@ -531,7 +530,7 @@ fn run_eviction(
     }
     sc.nr_reclaimed = 0;
     loop {
-        let min = if p.era == MglruEra::C {
+        let min = if p.has(Behaviour::IndependentMinSeq) {
             p.evictable_min_seq(lv, swappiness)
         } else {
             p.lruvecs[lv].min_seq[(swappiness == 0) as usize]
@@ -539,12 +538,12 @@ fn run_eviction(
         if seq < min || sc.nr_reclaimed >= nr_to_reclaim {
             return Ok(());
         }
-        let batch = if p.era == MglruEra::C {
+        let batch = if p.has(Behaviour::EvictNrToScanBound) {
             (nr_to_reclaim - sc.nr_reclaimed).min(MAX_LRU_BATCH)
         } else {
             MAX_LRU_BATCH
         };
-        if p.evict_folios(m, lv, memcg, sc, swappiness, batch) == 0 {
+        if p.evict_folios(m, lruvec, sc, swappiness, batch) == 0 {
             return Ok(());
         }
     }
@@ -616,8 +615,9 @@ mod tests {
 
     #[test]
     fn parse_per_era() {
-        for era in [MglruEra::A, MglruEra::B, MglruEra::C] {
-            let c = era == MglruEra::C;
+        for kernel in [Kernel::V6_1, Kernel::V6_12, Kernel::V7_1] {
+            let era = kernel.behaviours();
+            let c = era.has(Behaviour::DebugfsMemcgId);
             let cmd = parse(era, b"+ 1 0 3").unwrap();
             assert_eq!((cmd.op, cmd.memcg_id, cmd.nid, cmd.seq), (b'+', 1, 0, 3));
             assert_eq!((cmd.swappiness, cmd.opt), (None, u64::MAX));
@@ -631,7 +631,7 @@ mod tests {
                 "- 1 0 3 60 64 7",
                 "- 1 0 3 60 64x",
             ] {
-                assert_eq!(parse(era, bad.as_bytes()), Err("EINVAL"), "{era:?} {bad}");
+                assert_eq!(parse(era, bad.as_bytes()), Err("EINVAL"), "{kernel} {bad}");
             }
             // "max" exists from 7.x on; a word after a number is left over before that
             let max = parse(era, b"- 1 0 3 max");
@@ -648,24 +648,27 @@ mod tests {
         }
         // 6.x: an unsigned int -1 is the default swappiness
         assert_eq!(
-            parse(MglruEra::B, b"- 1 0 3 4294967295")
+            parse(Kernel::V6_12.behaviours(), b"- 1 0 3 4294967295")
                 .unwrap()
                 .swappiness,
             None
         );
-        assert_eq!(parse(MglruEra::C, b"- 1 0 3 abc"), Err("EINVAL"));
+        assert_eq!(
+            parse(Kernel::V7_1.behaviours(), b"- 1 0 3 abc"),
+            Err("EINVAL")
+        );
     }
 
     #[test]
     fn show_formats_per_era() {
         let zeros = |n: usize, mark: char| format!(" {:10}{}", 0, mark).repeat(n);
         for kernel in Kernel::ALL {
-            let era = kernel.mglru_era();
+            let b = kernel.behaviours();
             let (m, mut p) = setup(kernel);
             let short = show(&p, &m, false);
             let full = show(&p, &m, true);
             let lines: Vec<&str> = full.lines().collect();
-            let header = if era == MglruEra::C {
+            let header = if b.has(Behaviour::DebugfsMemcgId) {
                 "memcg 1 /"
             } else {
                 "memcg     1 /"
@@ -677,20 +680,28 @@ mod tests {
             assert_eq!(lines.len(), 2 + 4 * 6, "{kernel}");
             assert_eq!(lines[2], format!(" {:10} {:10}{}", 0, 0, zeros(2, ' ')));
             // seq 1 is neither min_seq nor max_seq
-            let blank = if era == MglruEra::A { ' ' } else { 'x' };
+            let blank = if !b.has(Behaviour::DebugfsMmWalkStats) {
+                ' '
+            } else {
+                'x'
+            };
             assert_eq!(
                 lines[2 + 6 + 1],
                 format!("            {:10}{}", 0, zeros(6, blank)),
                 "{kernel}"
             );
-            let mm = if era == MglruEra::A {
+            let mm = if !b.has(Behaviour::DebugfsMmWalkStats) {
                 zeros(6, ' ')
             } else {
                 zeros(4, 'x')
             };
             assert_eq!(lines[2 + 6 + 5], format!("{}{}", " ".repeat(22), mm));
             // max_seq: RT marks, and the mm statistics
-            let rt = if era == MglruEra::A { "RT " } else { "RTx" };
+            let rt = if !b.has(Behaviour::DebugfsMmWalkStats) {
+                "RT "
+            } else {
+                "RTx"
+            };
             let tier0 = lines[2 + 18 + 1];
             let marks: String = tier0.chars().filter(|c| c.is_alphabetic()).collect();
             assert_eq!(marks, format!("{rt}{rt}").replace(' ', ""), "{kernel}");
@@ -699,7 +710,14 @@ mod tests {
                 .chars()
                 .filter(|c| c.is_alphabetic())
                 .collect();
-            assert_eq!(mm, if era == MglruEra::A { "LOYNFA" } else { "TYFA" });
+            assert_eq!(
+                mm,
+                if !b.has(Behaviour::DebugfsMmWalkStats) {
+                    "LOYNFA"
+                } else {
+                    "TYFA"
+                }
+            );
             // min_seq: rep
             let tier1 = lines[2 + 2];
             assert_eq!(tier1.matches("r").count(), 2);
@@ -708,7 +726,11 @@ mod tests {
             assert_eq!(short.lines().count(), 2 + 4);
             p.lruvecs[0].min_seq = [1, 0];
             let short = show(&p, &m, false);
-            let n = if era == MglruEra::C { 4 } else { 3 };
+            let n = if b.has(Behaviour::IndependentMinSeq) {
+                4
+            } else {
+                3
+            };
             assert_eq!(short.lines().count(), 2 + n, "{kernel}");
         }
     }
@@ -740,7 +762,7 @@ mod tests {
     #[test]
     fn write_validation_per_era() {
         for kernel in Kernel::ALL {
-            let c = kernel.mglru_era() == MglruEra::C;
+            let c = kernel.behaviours().has(Behaviour::DebugfsCmdTargetsMemcg);
             let (mut m, mut p) = setup(kernel);
             if !c {
                 // a fresh lruvec has four generations: ERANGE without force_scan (which

@@ -150,7 +150,13 @@ impl Mglru {
             if nr_to_scan == 0 {
                 return;
             }
-            let delta = self.evict_folios(m, lv, memcg, sc, swappiness, MAX_LRU_BATCH);
+            let delta = self.evict_folios(
+                m,
+                self.lruvec_of(memcg, node),
+                sc,
+                swappiness,
+                MAX_LRU_BATCH,
+            );
             if self.evicted_type == Some(ANON) {
                 need_swapping = true;
             }
@@ -221,7 +227,7 @@ impl Mglru {
         }
         if need_aging {
             let max_seq = self.lruvecs[lv].max_seq;
-            self.try_to_inc_max_seq(m, lv, max_seq, swappiness, false, true);
+            self.try_to_inc_max_seq(m, lv, max_seq, swappiness, false);
         }
         true
     }

@@ -2,7 +2,8 @@
 //! `walk_pmd_range`, `walk_pte_range`) with the non-leaf PMD accessed-bit shortcut and the
 //! two Bloom filters, and the rmap look-around (`lru_gen_look_around`) that feeds them.
 
-use super::{gen_of, Mglru, MglruEra};
+use super::{gen_of, Lruvec, Mglru};
+use crate::behaviour::Behaviour;
 use crate::consts::*;
 use crate::machine::mm::{vm, PteLoc, VmaKind, PTRS_PER_PTE};
 use crate::machine::{pg, Machine, Pfn};
@@ -112,12 +113,19 @@ fn suitable_to_scan(total: u64, young: u64) -> bool {
 /// `get_pfn_folio`: 7.x takes only folios on a generation list of this memcg and node; 6.x
 /// also takes folios off the lists (isolated, in a per-CPU batch), which `folio_update_gen`
 /// then marks PG_referenced, but skips anon folios when it cannot swap.
-fn folio_for(m: &Machine, pfn: Pfn, memcg: u16, node: u8, era: MglruEra, can_swap: bool) -> bool {
+fn folio_for(
+    m: &Machine,
+    pfn: Pfn,
+    memcg: u16,
+    node: u8,
+    listed_only: bool,
+    can_swap: bool,
+) -> bool {
     let f = &m.folios[pfn as usize];
     if f.memcg != memcg || f.node != node {
         return false;
     }
-    if era == MglruEra::C {
+    if listed_only {
         f.gen() != 0 && f.test(pg::LRU)
     } else {
         f.is_file_lru() || can_swap
@@ -137,23 +145,22 @@ fn propagate_dirty(m: &mut Machine, pfn: Pfn, pte_dirty: bool) {
 /// `walk_update_folio`'s dirty propagation): if it is present and young and maps a folio of the
 /// lruvec on a generation list, clear its young bit, dirty the folio if the PTE is dirty, and
 /// return the folio.
-#[allow(clippy::too_many_arguments)]
 fn clear_young_pte(
     m: &mut Machine,
     pid: u32,
     vi: usize,
     i: u64,
-    memcg: u16,
-    node: u8,
-    era: MglruEra,
+    lruvec: Lruvec,
+    listed_only: bool,
     can_swap: bool,
 ) -> Option<Pfn> {
+    let Lruvec { memcg, node, .. } = lruvec;
     let pte = m.procs[pid as usize].vmas[vi].ptes[i as usize];
     if !pte.is_present() || !pte.young() {
         return None;
     }
     let pfn = pte.pfn();
-    if !folio_for(m, pfn, memcg, node, era, can_swap) {
+    if !folio_for(m, pfn, memcg, node, listed_only, can_swap) {
         return None;
     }
     m.procs[pid as usize].vmas[vi].ptes[i as usize].mkold();
@@ -192,7 +199,7 @@ pub fn walk_mm_list(
             continue;
         }
         m.procs[pid as usize].mm_used &= !(1 << (node % 64));
-        if p.era != MglruEra::C && pr_rss_small(m, pid) && !force {
+        if !p.has(Behaviour::WalkSmallMms) && pr_rss_small(m, pid) && !force {
             continue;
         }
         last_handout = m.now();
@@ -202,7 +209,7 @@ pub fn walk_mm_list(
             p.lruvecs[lv].mm.trylock_failed += 1;
             continue;
         }
-        walk_mm(p, m, lv, memcg, node, pid, seq, swappiness, force);
+        walk_mm(p, m, p.lruvec_of(memcg, node), pid, seq, swappiness, force);
     }
     p.lruvecs[lv].mm.tail_len = position;
     last_handout
@@ -225,18 +232,16 @@ fn skip_vma(flags: u32, kind: VmaKind, swappiness: u32, has_recency: bool) -> bo
 }
 
 /// `walk_mm` → `walk_pmd_range` over every vma of one mm.
-#[allow(clippy::too_many_arguments)]
 fn walk_mm(
     p: &mut Mglru,
     m: &mut Machine,
-    lv: usize,
-    memcg: u16,
-    node: u8,
+    lruvec: Lruvec,
     pid: u32,
     seq: u64,
     swappiness: u32,
     force: bool,
 ) {
+    let lv = lruvec.idx;
     let nonleaf = p.cfg.enabled & LRU_GEN_NONLEAF_YOUNG != 0;
     for vi in 0..m.procs[pid as usize].vmas.len() {
         let v = &m.procs[pid as usize].vmas[vi];
@@ -258,8 +263,7 @@ fn walk_mm(
                 continue;
             }
             p.lruvecs[lv].mm.stats[MM_NONLEAF_FOUND] += 1;
-            let (total, young) =
-                walk_pte_range(p, m, lv, memcg, node, pid, vi, pmd, swappiness != 0);
+            let (total, young) = walk_pte_range(p, m, lruvec, pid, vi, pmd, swappiness != 0);
             if suitable_to_scan(total, young) {
                 p.lruvecs[lv].mm.stats[MM_NONLEAF_ADDED] += 1;
                 update_bloom(&mut p.lruvecs[lv].mm, seq + 1, keys);
@@ -270,18 +274,16 @@ fn walk_mm(
 
 /// `walk_pte_range`: clear young PTEs of one PTE table and move their folios to the youngest
 /// generation. Returns (PTEs looked at, young ones).
-#[allow(clippy::too_many_arguments)]
 fn walk_pte_range(
     p: &mut Mglru,
     m: &mut Machine,
-    lv: usize,
-    memcg: u16,
-    node: u8,
+    lruvec: Lruvec,
     pid: u32,
     vi: usize,
     pmd: u64,
     can_swap: bool,
 ) -> (u64, u64) {
+    let lv = lruvec.idx;
     let len = m.procs[pid as usize].vmas[vi].ptes.len() as u64;
     let start = pmd * PTRS_PER_PTE;
     let end = (start + PTRS_PER_PTE).min(len);
@@ -289,7 +291,15 @@ fn walk_pte_range(
     let (mut total, mut young) = (0, 0);
     for i in start..end {
         total += 1;
-        let Some(pfn) = clear_young_pte(m, pid, vi, i, memcg, node, p.era, can_swap) else {
+        let Some(pfn) = clear_young_pte(
+            m,
+            pid,
+            vi,
+            i,
+            lruvec,
+            p.has(Behaviour::GetPfnFolioListedOnly),
+            can_swap,
+        ) else {
             continue;
         };
         p.folio_update_gen(m, pfn, max_gen);
@@ -315,24 +325,22 @@ pub fn look_around(p: &mut Mglru, m: &mut Machine, target: Pfn, walker: bool, ca
     }
     let locs = std::mem::take(&mut m.young_ptes);
     let tf = m.folios[target as usize];
-    let lv = p.lv(tf.memcg, tf.node);
+    let lruvec = p.lruvec_of(tf.memcg, tf.node);
     for &loc in &locs {
-        look_around_one(p, m, lv, tf.memcg, tf.node, loc, walker, can_swap);
+        look_around_one(p, m, lruvec, loc, walker, can_swap);
     }
     m.young_ptes = locs;
 }
 
-#[allow(clippy::too_many_arguments)]
 fn look_around_one(
     p: &mut Mglru,
     m: &mut Machine,
-    lv: usize,
-    memcg: u16,
-    node: u8,
+    lruvec: Lruvec,
     loc: PteLoc,
     walker: bool,
     can_swap: bool,
 ) {
+    let lv = lruvec.idx;
     let v = &m.procs[loc.pid as usize].vmas[loc.vma as usize];
     if v.flags & vm::LOCKED != 0 {
         return;
@@ -369,9 +377,8 @@ fn look_around_one(
             loc.pid,
             loc.vma as usize,
             i,
-            memcg,
-            node,
-            p.era,
+            lruvec,
+            p.has(Behaviour::GetPfnFolioListedOnly),
             can_swap,
         ) else {
             continue;
@@ -380,14 +387,14 @@ fn look_around_one(
         let gen = m.folios[pfn as usize].gen();
         if walker {
             p.folio_update_gen(m, pfn, max_gen);
-        } else if p.era == MglruEra::C {
+        } else if p.has(Behaviour::SetRefsOnPteYoung) {
             if p.lru_gen_set_refs(m, pfn) && gen != max_gen + 1 {
                 m.folio_activate(p, pfn);
             }
         } else if gen == 0 {
             m.folios[pfn as usize].set(pg::REFERENCED);
         } else if gen != max_gen + 1 {
-            if p.era == MglruEra::A {
+            if !p.has(Behaviour::LookAroundActivatesDirectly) {
                 bitmap[nr_bitmap] = pfn;
                 nr_bitmap += 1;
             } else {

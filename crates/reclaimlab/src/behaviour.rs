@@ -1,0 +1,611 @@
+//! Kernels as data: one row per way the modelled kernels differ ([`TABLE`]). A kernel is the
+//! set of behaviours whose first kernel it reaches ([`Behaviours::of`]); the model asks
+//! `has(Behaviour::X)` and never compares versions. 6.1 is the baseline: what only 6.1 does is
+//! a behaviour that 6.12 *adds* by removing it (e.g. `ext4-writepage-removed`).
+//!
+//! Adding a behaviour (docs/model.md §5.1): one row in [`TABLE`] (and its variant in
+//! [`Behaviour`]); its code behind one `has(Behaviour::X)`.
+
+use crate::consts::Kernel;
+use std::fmt;
+use std::str::FromStr;
+
+/// One way the modelled kernels differ. The order is the table's (and [`Behaviour::ALL`]'s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Behaviour {
+    // --- 6.12, outside MGLRU ---
+    FolioBatch31,
+    CostCountsRotations,
+    Eevdf,
+    PartialMemcgWalk,
+    CacheTrimModeFailed,
+    KswapdCountsReclaimed,
+    RefaultSwapCheckEvictionMemcg,
+    Ext4WritepageRemoved,
+    VmaHasRecency,
+    SyncSwapIoInPgpg,
+    ReadaheadRework,
+    MemoryReclaimSwappiness,
+    MemoryReclaimQuarterBatch,
+    RefaultOfDeadMemcgCounts,
+    CgroupCongestedSplit,
+    // --- 6.12, MGLRU (Eras A' and B of spec mglru.md §0) ---
+    LruGenShrinkNode,
+    MemcgLru,
+    AgingFromEvictionPath,
+    AgingCheckBeforeSizing,
+    ForcedAgingNeedsMmWalk,
+    IsolateFolioTrustsCallers,
+    FlusherWakeupOnUnqueuedDirty,
+    RefaultCountsEveryRefault,
+    ProactiveMmWalker,
+    LookAroundCanSwapByType,
+    LookAroundActivatesDirectly,
+    DebugfsMmWalkStats,
+    ActiveAddClearsRefs,
+    // --- 7.1, outside MGLRU ---
+    FaultAroundCreditsFaultingFolioOnly,
+    // --- 7.1, MGLRU (Eras C and D) ---
+    WorkingsetTopTier,
+    ProtectedAtTier,
+    SetRefsOnPteYoung,
+    LruGenFolioSeq,
+    TypeSelectionAllTiers,
+    IndependentMinSeq,
+    AgingByGenCount,
+    RefaultRecentWindow,
+    SwappinessAnonOnly,
+    EvictNrToScanBound,
+    ProportionalProtection,
+    RejectedFolioPlacement,
+    WalkSmallMms,
+    GetPfnFolioListedOnly,
+    DebugfsMemcgId,
+    DebugfsCmdTargetsMemcg,
+    // --- 7.2: the 2026 series, one row per patch ---
+    ConsolidateEvictableSize,
+    RenameAgingRotationVars,
+    RelocateScanBatchLimit,
+    RestructureReclaimLoop,
+    ExactScanCount,
+    AvoidTypeFallback,
+    SmallerReclaimBatch,
+    DontAbortAfterAging,
+    RemoveSwapConstrainedCheck,
+    CommonDirtyWritebackReactivation,
+    SimplifyDirtyWriteback,
+    DropReclaimingArg,
+    RemoveFileTaken,
+    RemoveUnqueuedDirty,
+    UnifyWritebackThrottling,
+    /// Experimental: MGLRU-FG patch 06/32 (not part of any released kernel).
+    FgPromotion,
+    // --- 7.2.13: MGLRU changes beside the series, as found in Debian's linux 7.2.13 ---
+    ReferencedPlacement,
+    FaultMarksAccessed,
+    SecondAccessPromotion,
+    RefaultActivateWorkingsetOnly,
+    MemcgReclaimAbortsAtGoal,
+}
+
+/// The first kernel that has a behaviour, or none (experimental, opt-in only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum First {
+    Kernel(Kernel),
+    Experimental,
+}
+
+impl fmt::Display for First {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            First::Kernel(k) => write!(f, "{k}"),
+            First::Experimental => f.write_str("experimental"),
+        }
+    }
+}
+
+/// One row of the behaviour table.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    pub behaviour: Behaviour,
+    /// Kebab-case, as policy strings and `--with`/`--without` spell it.
+    pub name: &'static str,
+    /// One line.
+    pub description: &'static str,
+    /// The upstream commit or patch (series and number), or where it was found.
+    pub upstream: &'static str,
+    pub first: First,
+    /// The kernel functions whose modelled code reads it.
+    pub functions: &'static [&'static str],
+    /// Behaviours it builds on: the kernel never has it without them.
+    pub requires: &'static [Behaviour],
+}
+
+use Behaviour as B;
+
+const V6_12: First = First::Kernel(Kernel::V6_12);
+const V7_1: First = First::Kernel(Kernel::V7_1);
+const V7_2: First = First::Kernel(Kernel::V7_2);
+const V7_2_13: First = First::Kernel(Kernel::V7_2_13);
+/// Yu Zhao's Dec-2024 MGLRU rework (v6.14, spec mglru.md §0 Era C).
+const REWORK_2024: &str =
+    "Yu Zhao's Dec-2024 MGLRU rework, v6.14 (spec mglru.md §0 Era C); commit not identified";
+/// The Era D items (spec mglru.md §0: ~v6.15/v6.16, exact release unverified).
+const ERA_D: &str = "spec mglru.md §0 Era D (~v6.15/6.16); commit not identified";
+/// Found in Debian's linux-source 7.2.13, not traced to a commit.
+const DEBIAN: &str = "Debian linux-source 7.2.13, beside the 2026 series; commit not identified";
+
+const fn row(
+    behaviour: Behaviour,
+    name: &'static str,
+    first: First,
+    upstream: &'static str,
+    functions: &'static [&'static str],
+    requires: &'static [Behaviour],
+    description: &'static str,
+) -> Row {
+    Row {
+        behaviour,
+        name,
+        description,
+        upstream,
+        first,
+        functions,
+        requires,
+    }
+}
+
+/// Every behaviour, in [`Behaviour`] order. The series rows are the 15 patches of "mm/mglru:
+/// improve reclaim loop and dirty folio handling" (Kairui Song, v7; spec series-2026.md §A.2).
+#[rustfmt::skip]
+pub const TABLE: [Row; 66] = [
+    row(B::FolioBatch31, "folio-batch-31", V6_12,
+        "after v6.8: PAGEVEC_SIZE becomes folio_batch's 31; commit not identified",
+        &["folio_batch_add", "folio_add_lru", "folio_activate"], &[],
+        "per-CPU LRU batches hold 31 folios (6.1: PAGEVEC_SIZE 15)"),
+    row(B::CostCountsRotations, "cost-counts-rotations", V6_12,
+        "v6.2; commit not identified",
+        &["lru_note_cost", "shrink_active_list"], &[],
+        "lru_note_cost counts rotations and weighs IO by SWAP_CLUSTER_MAX"),
+    row(B::Eevdf, "eevdf", V6_12,
+        "147f3efaa241 sched/fair: Implement an EEVDF-like scheduling policy (v6.6)",
+        &["pick_eevdf", "sched_slice"], &[],
+        "the fair class runs sysctl_sched_base_slice at a time (6.1: CFS divides sched_latency)"),
+    row(B::PartialMemcgWalk, "partial-memcg-walk", V6_12,
+        "after v6.8; commit not identified",
+        &["shrink_node_memcgs", "mem_cgroup_iter"], &[],
+        "direct reclaim walks memcgs partially with a shared cookie"),
+    row(B::CacheTrimModeFailed, "cache-trim-mode-failed", V6_12,
+        "after v6.8; commit not identified",
+        &["prepare_scan_control", "shrink_node"], &[],
+        "cache_trim_mode is skipped after it failed (no_cache_trim_mode)"),
+    row(B::KswapdCountsReclaimed, "kswapd-counts-reclaimed", V6_12,
+        "after v6.8; commit not identified",
+        &["kswapd_shrink_node"], &[],
+        "kswapd_shrink_node returns max(nr_scanned, reclaimed) >= nr_to_reclaim"),
+    row(B::RefaultSwapCheckEvictionMemcg, "refault-swap-check-eviction-memcg", V6_12,
+        "v6.3; commit not identified",
+        &["workingset_test_recent"], &[],
+        "the refault swap check uses the eviction memcg, not the refaulting one"),
+    row(B::Ext4WritepageRemoved, "ext4-writepage-removed", V6_12,
+        "ext4 drops ->writepage after 6.1; commit not identified",
+        &["pageout"], &[],
+        "ext4 has no ->writepage: reclaim cannot write ext4 pages itself (6.1: kswapd may)"),
+    row(B::VmaHasRecency, "vma-has-recency", V6_12,
+        "v6.3 vma_has_recency (spec mglru.md §0 Era A'); commit not identified",
+        &["folio_referenced_one", "vma_has_recency"], &[],
+        "folio_referenced skips VM_SEQ_READ and VM_RAND_READ vmas (6.1: ignores young only for VM_SEQ_READ)"),
+    row(B::SyncSwapIoInPgpg, "sync-swap-io-in-pgpg", V6_12,
+        "bdev_read_page/bdev_write_page removed after 6.1; commit not identified",
+        &["swap_read_folio", "__swap_writepage"], &[],
+        "swap I/O to zram goes through submit_bio and counts pgpgin/pgpgout"),
+    row(B::ReadaheadRework, "readahead-rework", V6_12,
+        "v6.2-v6.12 readahead rework; commits not identified",
+        &["page_cache_sync_ra", "page_cache_async_ra", "page_cache_next_miss", "page_cache_ra_unbounded", "filemap_map_pages"], &[],
+        "sync and async readahead decide for themselves (no ondemand_readahead); ra stops at a failed charge"),
+    row(B::MemoryReclaimSwappiness, "memory-reclaim-swappiness", V6_12,
+        "v6.13 per spec mglru.md §0 (the model gives it to 6.12); commit not identified",
+        &["memory_reclaim"], &[],
+        "memory.reclaim takes swappiness="),
+    row(B::MemoryReclaimQuarterBatch, "memory-reclaim-quarter-batch", V6_12,
+        "after 6.1; commit not identified",
+        &["memory_reclaim"], &[],
+        "memory.reclaim asks try_to_free_mem_cgroup_pages for a quarter of what remains (6.1: all of it)"),
+    row(B::RefaultOfDeadMemcgCounts, "refault-of-dead-memcg-counts", V6_12,
+        "after 6.1; commit not identified",
+        &["workingset_refault"], &[],
+        "a refault whose eviction memcg is gone still counts workingset_refault_*"),
+    row(B::CgroupCongestedSplit, "cgroup-congested-split", V6_12,
+        "after 6.1: LRUVEC_CONGESTED split in cgroup and node bits; commit not identified",
+        &["do_try_to_free_pages", "snapshot_refaults"], &[],
+        "do_try_to_free_pages clears only LRUVEC_CGROUP_CONGESTED (6.1: its one congested bit)"),
+    row(B::LruGenShrinkNode, "lru-gen-shrink-node", V6_12,
+        "v6.3 lru_gen_shrink_node (spec mglru.md §0 Era A'); commit not identified",
+        &["lru_gen_shrink_node", "shrink_node_memcgs", "try_to_shrink_lruvec", "should_abort_scan"], &[],
+        "MGLRU reclaim goes through lru_gen_shrink_node/try_to_shrink_lruvec (6.1: get_nr_to_scan per memcg)"),
+    row(B::MemcgLru, "memcg-lru", V6_12,
+        "v6.3 memcg LRU (spec mglru.md §0 Era A'); commit not identified",
+        &["shrink_many", "lru_gen_rotate_memcg"], &[B::LruGenShrinkNode],
+        "the kernel's default memcg walk is the memcg LRU (6.1: mem_cgroup_iter); a policy's walk is its @WALK"),
+    row(B::AgingFromEvictionPath, "aging-from-eviction-path", V6_12,
+        "v6.3 removal of the aging fairness safeguard (spec mglru.md §0 Era A'); commit not identified",
+        &["lru_gen_age_node", "age_lruvec"], &[],
+        "kswapd's lru_gen_age_node only checks min_ttl; aging runs from the eviction path (6.1: age_lruvec)"),
+    row(B::AgingCheckBeforeSizing, "aging-check-before-sizing", V6_12,
+        "after 6.1; commit not identified",
+        &["should_run_aging"], &[],
+        "should_run_aging returns before sizing the lruvec when aging is a must"),
+    row(B::ForcedAgingNeedsMmWalk, "forced-aging-needs-mm-walk", V6_12,
+        "after 6.1; commit not identified",
+        &["try_to_inc_max_seq"], &[],
+        "a forced scan walks page tables only with LRU_GEN_MM_WALK (6.1: always)"),
+    row(B::IsolateFolioTrustsCallers, "isolate-folio-trusts-callers", V6_12,
+        "after 6.1; commit not identified",
+        &["isolate_folio"], &[],
+        "isolate_folio no longer refuses under !may_unmap or !may_writepage (callers skip such reclaim)"),
+    row(B::FlusherWakeupOnUnqueuedDirty, "flusher-wakeup-on-unqueued-dirty", V6_12,
+        "the 2025 OOM fix (Era D; in 7.1 and Debian's 6.12.107); commit not identified",
+        &["evict_folios", "shrink_node", "wakeup_flusher_threads"], &[],
+        "MGLRU feeds sc->nr.file_taken/unqueued_dirty; the flusher wakes when all taken file pages were unqueued dirty"),
+    row(B::RefaultCountsEveryRefault, "refault-counts-every-refault", V6_12,
+        "after 6.1.176; commit not identified",
+        &["lru_gen_refault", "sort_folio"], &[],
+        "lru_gen_refault counts workingset_refault for every refault and workingset_activate itself (6.1.176: recent refaults, and sort_folio counts protection as activation)"),
+    row(B::ProactiveMmWalker, "proactive-mm-walker", V6_12,
+        "after 6.1; commit not identified",
+        &["set_mm_walk"], &[],
+        "proactive reclaim holds an mm walker (as kswapd does)"),
+    row(B::LookAroundCanSwapByType, "look-around-can-swap-by-type", V6_12,
+        "after 6.1; commit not identified",
+        &["lru_gen_look_around", "get_pfn_folio"], &[],
+        "look-around updates anon neighbours when the folio it starts from is anon (6.1: unless a walker at swappiness 0)"),
+    row(B::LookAroundActivatesDirectly, "look-around-activates-directly", V6_12,
+        "after 6.1; commit not identified",
+        &["lru_gen_look_around"], &[],
+        "look-around activates young off-generation folios one by one (6.1: a bitmap batch of at most PAGEVEC_SIZE)"),
+    row(B::DebugfsMmWalkStats, "debugfs-mm-walk-stats", V6_12,
+        "v6.12's 4 mm-walk stats (spec mglru.md §0 Era B); commit not identified",
+        &["lru_gen_seq_show"], &[],
+        "lru_gen_full prints TYFA mm-walk stats and x marks (6.1: LOYNFA and blanks)"),
+    row(B::ActiveAddClearsRefs, "active-add-clears-refs", V6_12,
+        "6.12.117's lru_gen_add_folio; gone again with lru-gen-folio-seq; commit not identified",
+        &["lru_gen_add_folio"], &[],
+        "a folio added active also loses its refs counter and PG_referenced (not once lru-gen-folio-seq is in)"),
+    row(B::FaultAroundCreditsFaultingFolioOnly, "fault-around-credits-faulting-folio-only", V7_1,
+        "found in Debian's 7.2.13 source, confirmed by the readahead validation suite; not in the 2026 series, assumed to predate 7.1; commit not identified",
+        &["filemap_map_pages"], &[],
+        "filemap_map_pages credits mmap_miss once per fault, for the faulting folio only"),
+    row(B::WorkingsetTopTier, "workingset-top-tier", V7_1, REWORK_2024,
+        &["folio_lru_refs", "lru_tier_from_refs", "lru_gen_inc_refs", "sort_folio", "isolate_folio", "lru_gen_eviction"], &[],
+        "new tier encoding: PG_workingset is the top tier, fd accesses count ref -> counter -> workingset"),
+    row(B::ProtectedAtTier, "protected-at-tier", V7_1, REWORK_2024,
+        &["read_ctrl_pos", "reset_ctrl_pos", "inc_min_seq", "lru_gen_seq_show"], &[B::WorkingsetTopTier],
+        "protected counts sit at index tier (tier 0 included) and inc_min_seq counts them"),
+    row(B::SetRefsOnPteYoung, "set-refs-on-pte-young", V7_1, REWORK_2024,
+        &["folio_update_gen", "lru_gen_set_refs", "lru_gen_look_around", "folio_check_references"], &[B::WorkingsetTopTier],
+        "a young PTE first marks PG_referenced, the second sighting promotes and sets workingset; rmap uses lru_gen_set_refs"),
+    row(B::LruGenFolioSeq, "lru-gen-folio-seq", V7_1, REWORK_2024,
+        &["lru_gen_folio_seq", "lru_gen_add_folio"], &[B::WorkingsetTopTier],
+        "placement by lru_gen_folio_seq: max_seq - 3 (or - 2, workingset), faulted max_seq - 1"),
+    row(B::TypeSelectionAllTiers, "type-selection-all-tiers", V7_1, REWORK_2024,
+        &["get_type_to_scan", "get_tier_idx", "read_ctrl_pos", "isolate_folios"], &[B::ProtectedAtTier],
+        "type choice compares all tiers with gains (s, 200 - s), tier gains 2:3, no older-min_seq-first rule"),
+    row(B::IndependentMinSeq, "independent-min-seq", V7_1, REWORK_2024,
+        &["try_to_inc_min_seq", "inc_max_seq", "evictable_min_seq", "lruvec_is_reclaimable", "lru_gen_seq_show"], &[],
+        "anon and file min_seq move independently (6.x: anon <= file)"),
+    row(B::AgingByGenCount, "aging-by-gen-count", V7_1, REWORK_2024,
+        &["should_run_aging"], &[B::IndependentMinSeq],
+        "aging is triggered only by the number of generations (no young/old heuristic)"),
+    row(B::RefaultRecentWindow, "refault-recent-window", V7_1, REWORK_2024,
+        &["lru_gen_refault", "lru_gen_test_recent"], &[B::WorkingsetTopTier],
+        "a refault is recent within MAX_NR_GENS of max_seq (6.x: token seq == min_seq)"),
+    row(B::SwappinessAnonOnly, "swappiness-anon-only", V7_1, ERA_D,
+        &["get_swappiness", "memory_reclaim", "lru_gen_seq_write"], &[],
+        "SWAPPINESS_ANON_ONLY (201, \"max\" in memory.reclaim and lru_gen) reclaims anon only"),
+    row(B::EvictNrToScanBound, "evict-nr-to-scan-bound", V7_1, ERA_D,
+        &["evict_folios", "scan_folios", "run_eviction"], &[],
+        "evict_folios takes an nr_to_scan bound (6.x: always up to MAX_LRU_BATCH)"),
+    row(B::ProportionalProtection, "proportional-protection", V7_1, ERA_D,
+        &["get_nr_to_scan", "apply_proportional_protection"], &[],
+        "memory.low/min scale nr_to_scan proportionally"),
+    row(B::RejectedFolioPlacement, "rejected-folio-placement", V7_1, REWORK_2024,
+        &["evict_folios"], &[],
+        "evict_folios puts rejected folios back through lru_gen_folio_seq (6.x: keep, max_seq or retry by flags)"),
+    row(B::WalkSmallMms, "walk-small-mms", V7_1,
+        "7.x iterate_mm_list; commit not identified",
+        &["iterate_mm_list"], &[],
+        "the mm walk no longer skips mms whose RSS is small"),
+    row(B::GetPfnFolioListedOnly, "get-pfn-folio-listed-only", V7_1,
+        "7.x get_pfn_folio; commit not identified",
+        &["get_pfn_folio", "lru_gen_look_around"], &[],
+        "page-table walks take only folios on a generation list of this lruvec (6.x: also isolated ones, anon only if it can swap)"),
+    row(B::DebugfsMemcgId, "debugfs-memcg-id", V7_1,
+        "7.x lru_gen_seq_show/lru_gen_seq_write; commit not identified",
+        &["lru_gen_seq_show", "lru_gen_seq_write"], &[],
+        "lru_gen prints and parses memcg ids as 64-bit (6.x: %5hu, %u) and parses the swappiness as a word"),
+    row(B::DebugfsCmdTargetsMemcg, "debugfs-cmd-targets-memcg", V7_1,
+        "7.x run_cmd; commit not identified",
+        &["run_cmd", "run_aging", "run_eviction"], &[B::IndependentMinSeq],
+        "lru_gen commands set target_mem_cgroup and age/evict through the 7.x paths"),
+    row(B::ConsolidateEvictableSize, "consolidate-evictable-size", V7_2, "0491e9f75c15, 2026 series 01/15",
+        &["lruvec_evictable_size"], &[],
+        "01 one helper for the evictable size (no behaviour change)"),
+    row(B::RenameAgingRotationVars, "rename-aging-rotation-vars", V7_2, "790d3abeca09, 2026 series 02/15",
+        &["try_to_shrink_lruvec"], &[],
+        "02 rename aging/rotation variables (no behaviour change)"),
+    row(B::RelocateScanBatchLimit, "relocate-scan-batch-limit", V7_2, "aa6ef5b159dc, 2026 series 03/15",
+        &["scan_folios", "evict_folios"], &[],
+        "03 callers clamp the scan batch (no behaviour change)"),
+    row(B::RestructureReclaimLoop, "restructure-reclaim-loop", V7_2, "163bc3d68c9f, 2026 series 04/15",
+        &["try_to_shrink_lruvec", "get_nr_to_scan"], &[],
+        "04 budget computed once; aging is a predicate inside the loop, even at DEF_PRIORITY when forced"),
+    row(B::ExactScanCount, "exact-scan-count", V7_2, "3a72e078b4a3, 2026 series 05/15",
+        &["scan_folios", "evict_folios", "isolate_folios"], &[],
+        "05 scan_folios/evict_folios return the exact pages visited; min_seq flushed before and after isolation"),
+    row(B::AvoidTypeFallback, "avoid-type-fallback", V7_2, "16b475d2ac3c, 2026 series 06/15",
+        &["isolate_folios"], &[],
+        "06 switch type only when the scan visited nothing (Barry Song)"),
+    row(B::SmallerReclaimBatch, "smaller-reclaim-batch", V7_2, "6e9be217a3ce, 2026 series 07/15",
+        &["try_to_shrink_lruvec"], &[],
+        "07 evict at most 64 entries per loop iteration instead of 4096"),
+    row(B::DontAbortAfterAging, "dont-abort-after-aging", V7_2, "12316f7902f8, 2026 series 08/15",
+        &["try_to_shrink_lruvec", "should_abort_scan"], &[],
+        "08 keep evicting after aging; root reclaim leaves after one post-aging batch"),
+    row(B::RemoveSwapConstrainedCheck, "remove-swap-constrained-check", V7_2, "acd22fbb9f47, 2026 series 09/15",
+        &["isolate_folio", "sort_folio"], &[],
+        "09 isolate dirty/anon folios under !__GFP_IO too; shrink_folio_list decides"),
+    row(B::CommonDirtyWritebackReactivation, "common-dirty-writeback-reactivation", V7_2, "75d4c3f5fb98, 2026 series 10/15",
+        &["sort_folio", "shrink_folio_list"], &[],
+        "10 dirty/writeback folios are isolated and reactivated by shrink_folio_list, not bumped in sort_folio"),
+    row(B::SimplifyDirtyWriteback, "simplify-dirty-writeback", V7_2, "f37d3708b676, 2026 series 11/15",
+        &["evict_folios", "wakeup_flusher_threads"], &[],
+        "11 wake the flusher per batch when every isolated page was unqueued dirty"),
+    row(B::DropReclaimingArg, "drop-reclaiming-arg", V7_2, "32d87083ee97, 2026 series 12/15",
+        &["folio_inc_gen"], &[B::CommonDirtyWritebackReactivation],
+        "12 folio_inc_gen loses its reclaiming flag (no behaviour change after 10)"),
+    row(B::RemoveFileTaken, "remove-file-taken", V7_2, "e621a24e10bb, 2026 series 13/15",
+        &["sort_folio", "scan_folios"], &[B::SimplifyDirtyWriteback],
+        "13 remove sc->nr.file_taken (no behaviour change for MGLRU after 11)"),
+    row(B::RemoveUnqueuedDirty, "remove-unqueued-dirty", V7_2, "183ff2f9ec48, 2026 series 14/15",
+        &["evict_folios"], &[B::SimplifyDirtyWriteback],
+        "14 remove sc->nr.unqueued_dirty (no behaviour change for MGLRU after 11)"),
+    row(B::UnifyWritebackThrottling, "unify-writeback-throttling", V7_2, "39376b9cac1c, 2026 series 15/15",
+        &["evict_folios", "handle_reclaim_writeback", "shrink_node"], &[B::SimplifyDirtyWriteback],
+        "15 MGLRU feeds sc->nr; cgroup reclaim gets congestion throttling"),
+    row(B::FgPromotion, "fg-promotion", First::Experimental,
+        "MGLRU-FG RFC, patch 06/32 (spec series-2026.md §B); in no kernel",
+        &["lru_gen_inc_refs"], &[],
+        "EXPERIMENTAL MGLRU-FG: a file folio whose fd access count overflows is promoted one generation"),
+    row(B::ReferencedPlacement, "referenced-placement", V7_2_13, DEBIAN,
+        &["lru_gen_folio_seq"], &[],
+        "7.2.13: lru_gen_folio_seq places PG_referenced folios like workingset ones (max_seq - 2)"),
+    row(B::FaultMarksAccessed, "fault-marks-accessed", V7_2_13, DEBIAN,
+        &["folio_add_lru"], &[],
+        "7.2.13: folio_add_lru in a fault activates only workingset folios and marks the others accessed"),
+    row(B::SecondAccessPromotion, "second-access-promotion", V7_2_13, DEBIAN,
+        &["lru_gen_set_refs"], &[],
+        "7.2.13: lru_gen_set_refs promotes to workingset only after two fd/PTE references, else counts one more"),
+    row(B::RefaultActivateWorkingsetOnly, "refault-activate-workingset-only", V7_2_13, DEBIAN,
+        &["lru_gen_refault"], &[],
+        "7.2.13: lru_gen_refault counts workingset_activate only for workingset folios"),
+    row(B::MemcgReclaimAbortsAtGoal, "memcg-reclaim-aborts-at-goal", V7_2_13, DEBIAN,
+        &["should_abort_scan"], &[],
+        "7.2.13: should_abort_scan also stops memcg reclaim once it reclaimed its goal"),
+];
+
+impl Behaviour {
+    /// Every behaviour, in table order.
+    pub const ALL: [Behaviour; 66] = {
+        let mut all = [Behaviour::FolioBatch31; 66];
+        let mut i = 0;
+        while i < TABLE.len() {
+            all[i] = TABLE[i].behaviour;
+            i += 1;
+        }
+        all
+    };
+    /// The 15 patches of the 2026 series, in merge order.
+    pub const SERIES: [Behaviour; 15] = [
+        B::ConsolidateEvictableSize,
+        B::RenameAgingRotationVars,
+        B::RelocateScanBatchLimit,
+        B::RestructureReclaimLoop,
+        B::ExactScanCount,
+        B::AvoidTypeFallback,
+        B::SmallerReclaimBatch,
+        B::DontAbortAfterAging,
+        B::RemoveSwapConstrainedCheck,
+        B::CommonDirtyWritebackReactivation,
+        B::SimplifyDirtyWriteback,
+        B::DropReclaimingArg,
+        B::RemoveFileTaken,
+        B::RemoveUnqueuedDirty,
+        B::UnifyWritebackThrottling,
+    ];
+    /// MGLRU changes merged beside the series, as Debian's linux-source 7.2.13 has them.
+    pub const DEBIAN_7_2_13: [Behaviour; 5] = [
+        B::ReferencedPlacement,
+        B::FaultMarksAccessed,
+        B::SecondAccessPromotion,
+        B::RefaultActivateWorkingsetOnly,
+        B::MemcgReclaimAbortsAtGoal,
+    ];
+    /// The behaviours bisect walks, in the order it applies them: by first kernel (the series,
+    /// in 7.2; Debian 7.2.13's changes), then the experimental ones, and within a kernel in
+    /// table (series) order. Earlier kernels' behaviours are not bisected: their
+    /// combinations with each other are not modelled one by one.
+    pub const BISECT_ORDER: [Behaviour; 21] = {
+        let mut out = [B::FgPromotion; 21];
+        let mut n = 0;
+        let firsts = [V7_2, V7_2_13, First::Experimental];
+        let mut k = 0;
+        while k < firsts.len() {
+            let mut i = 0;
+            while i < TABLE.len() {
+                if first_eq(TABLE[i].first, firsts[k]) {
+                    out[n] = TABLE[i].behaviour;
+                    n += 1;
+                }
+                i += 1;
+            }
+            k += 1;
+        }
+        assert!(n == 21);
+        out
+    };
+
+    pub const fn row(self) -> &'static Row {
+        &TABLE[self as usize]
+    }
+    pub const fn name(self) -> &'static str {
+        self.row().name
+    }
+    /// One line for `reclaimlab policies` and `reclaimlab behaviours`.
+    pub const fn description(self) -> &'static str {
+        self.row().description
+    }
+    pub const fn first(self) -> First {
+        self.row().first
+    }
+    /// The upstream commit id of a 2026 series patch; None for every other row (whose
+    /// `upstream` field says what is known).
+    pub fn commit(self) -> Option<&'static str> {
+        if Behaviour::SERIES.contains(&self) {
+            self.row().upstream.split(',').next()
+        } else {
+            None
+        }
+    }
+    pub const fn requires(self) -> &'static [Behaviour] {
+        self.row().requires
+    }
+    /// Whether bisect may walk it (a behaviour of 7.2 or later, or an experimental one).
+    pub fn bisectable(self) -> bool {
+        Behaviour::BISECT_ORDER.contains(&self)
+    }
+    const fn bit(self) -> u128 {
+        1 << self as u32
+    }
+}
+
+const fn first_eq(a: First, b: First) -> bool {
+    match (a, b) {
+        (First::Kernel(x), First::Kernel(y)) => x as u8 == y as u8,
+        (First::Experimental, First::Experimental) => true,
+        _ => false,
+    }
+}
+
+impl fmt::Display for Behaviour {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Behaviour {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Behaviour::ALL
+            .into_iter()
+            .find(|w| w.name() == s)
+            .ok_or_else(|| format!("unknown behaviour '{s}' (see `reclaimlab behaviours`)"))
+    }
+}
+
+/// A set of behaviours: what a modelled kernel does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Behaviours(u128);
+
+impl Behaviours {
+    pub const NONE: Behaviours = Behaviours(0);
+
+    /// Every behaviour whose first kernel is at most `k` (experimental ones stay opt-in).
+    pub fn of(k: Kernel) -> Behaviours {
+        TABLE
+            .iter()
+            .filter(|r| r.first <= First::Kernel(k))
+            .fold(Behaviours::NONE, |s, r| s.with(r.behaviour))
+    }
+    pub fn with(self, b: Behaviour) -> Behaviours {
+        Behaviours(self.0 | b.bit())
+    }
+    pub fn without(self, b: Behaviour) -> Behaviours {
+        Behaviours(self.0 & !b.bit())
+    }
+    /// Those of `self` that `other` has too.
+    pub fn and(self, other: Behaviours) -> Behaviours {
+        Behaviours(self.0 & other.0)
+    }
+    #[inline]
+    pub fn has(self, b: Behaviour) -> bool {
+        self.0 & b.bit() != 0
+    }
+    /// Same as [`Behaviours::has`] (the name policy code used for switches).
+    #[inline]
+    pub fn on(self, b: Behaviour) -> bool {
+        self.has(b)
+    }
+    pub fn iter(self) -> impl Iterator<Item = Behaviour> {
+        Behaviour::ALL.into_iter().filter(move |&b| self.has(b))
+    }
+    /// Every behaviour that is on has the behaviours it requires on ([`Behaviour::requires`]).
+    pub fn check_requirements(self) -> Result<(), String> {
+        for w in self.iter() {
+            if let Some(r) = w.requires().iter().find(|r| !self.has(**r)) {
+                return Err(format!(
+                    "switch '{w}' requires '{r}' (the kernel has it only on top of that one): turn '{r}' on too"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A modelled kernel: the version it is named by and the behaviours it has (by default those
+/// of the version; `--with`/`--without` change them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelModel {
+    pub version: Kernel,
+    pub behaviours: Behaviours,
+}
+
+impl KernelModel {
+    #[inline]
+    pub fn has(self, b: Behaviour) -> bool {
+        self.behaviours.has(b)
+    }
+}
+
+impl From<Kernel> for KernelModel {
+    fn from(version: Kernel) -> Self {
+        KernelModel {
+            version,
+            behaviours: Behaviours::of(version),
+        }
+    }
+}
+
+impl fmt::Display for KernelModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.version.fmt(f)
+    }
+}
+
+impl crate::sim::PolicySpec {
+    /// The behaviours of a kernel policy's machine: an MGLRU policy's own (with its
+    /// `--with`/`--without`), a classical policy's kernel's. Without MGLRU (`enabled` lacks
+    /// LRU_GEN_CORE) the machine reclaims as 6.12's classical LRU does: 6.12's at most.
+    pub fn machine_behaviours(&self) -> Option<Behaviours> {
+        match self {
+            crate::sim::PolicySpec::Classic(k, _) => Some(Behaviours::of(*k)),
+            crate::sim::PolicySpec::Mglru(c) if c.enabled & crate::consts::LRU_GEN_CORE == 0 => {
+                Some(c.switches.and(Behaviours::of(c.kernel.min(Kernel::V6_12))))
+            }
+            crate::sim::PolicySpec::Mglru(c) => Some(c.switches),
+            crate::sim::PolicySpec::Textbook(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

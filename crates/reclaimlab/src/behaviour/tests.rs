@@ -1,0 +1,231 @@
+use super::*;
+use crate::sim::PolicySpec;
+
+/// What the code asked before the table, per behaviour: the old `Kernel` predicates and
+/// `MglruEra` comparisons (era A = 6.1, B = 6.12, C = 7.x), and the switch sets of
+/// `MglruConfig::new` (7.2: the series; 7.2.13: the series and Debian's changes).
+fn old_answer(k: Kernel, b: Behaviour) -> bool {
+    let era = match k {
+        Kernel::V6_1 => 'A',
+        Kernel::V6_12 => 'B',
+        _ => 'C',
+    };
+    match b {
+        // consts.rs: `self >= Kernel::V6_12`, `self != V6_1` (lru_batch_size,
+        // memory_reclaim_batch), `self == V6_1` (ext4_has_writepage, negated);
+        // classic.rs snapshot_refaults: `self.kernel == Kernel::V6_1` (negated).
+        B::FolioBatch31
+        | B::CostCountsRotations
+        | B::Eevdf
+        | B::PartialMemcgWalk
+        | B::CacheTrimModeFailed
+        | B::KswapdCountsReclaimed
+        | B::RefaultSwapCheckEvictionMemcg
+        | B::Ext4WritepageRemoved
+        | B::VmaHasRecency
+        | B::SyncSwapIoInPgpg
+        | B::ReadaheadRework
+        | B::MemoryReclaimSwappiness
+        | B::MemoryReclaimQuarterBatch
+        | B::RefaultOfDeadMemcgCounts
+        | B::CgroupCongestedSplit => k >= Kernel::V6_12,
+        // mglru: `era != A` (or `== A` negated)
+        B::LruGenShrinkNode
+        | B::MemcgLru
+        | B::AgingFromEvictionPath
+        | B::AgingCheckBeforeSizing
+        | B::ForcedAgingNeedsMmWalk
+        | B::IsolateFolioTrustsCallers
+        | B::FlusherWakeupOnUnqueuedDirty
+        | B::RefaultCountsEveryRefault
+        | B::ProactiveMmWalker
+        | B::LookAroundCanSwapByType
+        | B::LookAroundActivatesDirectly
+        | B::DebugfsMmWalkStats => era != 'A',
+        // `era == B` is `has(ActiveAddClearsRefs) && !has(LruGenFolioSeq)`: checked below.
+        B::ActiveAddClearsRefs => era != 'A',
+        // readahead.rs / memcg.rs: `self >= Kernel::V7_1`
+        B::FaultAroundCreditsFaultingFolioOnly | B::SwappinessAnonOnly => k >= Kernel::V7_1,
+        // mglru: `era == C` (or `!= C` negated)
+        B::WorkingsetTopTier
+        | B::ProtectedAtTier
+        | B::SetRefsOnPteYoung
+        | B::LruGenFolioSeq
+        | B::TypeSelectionAllTiers
+        | B::IndependentMinSeq
+        | B::AgingByGenCount
+        | B::RefaultRecentWindow
+        | B::EvictNrToScanBound
+        | B::ProportionalProtection
+        | B::RejectedFolioPlacement
+        | B::WalkSmallMms
+        | B::GetPfnFolioListedOnly
+        | B::DebugfsMemcgId
+        | B::DebugfsCmdTargetsMemcg => era == 'C',
+        B::FgPromotion => false,
+        b if Behaviour::SERIES.contains(&b) => k >= Kernel::V7_2,
+        b if Behaviour::DEBIAN_7_2_13.contains(&b) => k == Kernel::V7_2_13,
+        b => panic!("{b} has no old answer"),
+    }
+}
+
+#[test]
+fn each_kernel_has_what_the_old_predicates_said() {
+    for k in Kernel::WITH_DEBIAN_7_2 {
+        let set = Behaviours::of(k);
+        for b in Behaviour::ALL {
+            assert_eq!(set.has(b), old_answer(k, b), "{k} {b}");
+        }
+        // 6.12's own lru_gen_add_folio rule (the one era == B check).
+        let era_b = set.has(B::ActiveAddClearsRefs) && !set.has(B::LruGenFolioSeq);
+        assert_eq!(era_b, k == Kernel::V6_12, "{k}");
+        assert!(set.check_requirements().is_ok(), "{k}");
+    }
+    assert_eq!(Behaviours::of(Kernel::V6_1), Behaviours::NONE);
+}
+
+#[test]
+fn table_is_in_enum_order_with_unique_names_that_round_trip() {
+    let mut names = std::collections::HashSet::new();
+    for (i, r) in TABLE.iter().enumerate() {
+        assert_eq!(r.behaviour as usize, i, "{}", r.name);
+        assert_eq!(Behaviour::ALL[i], r.behaviour);
+        assert!(names.insert(r.name), "{} twice", r.name);
+        assert_eq!(r.name.parse::<Behaviour>().unwrap(), r.behaviour);
+        assert!(
+            r.name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+            "{} is not kebab-case",
+            r.name
+        );
+        assert!(!r.description.is_empty() && !r.description.contains('\n'));
+        assert!(
+            !r.upstream.is_empty() && !r.functions.is_empty(),
+            "{}",
+            r.name
+        );
+        assert_ne!(
+            r.first,
+            First::Kernel(Kernel::V6_1),
+            "{}: 6.1 is the baseline",
+            r.name
+        );
+    }
+    assert!(TABLE.len() <= 128);
+    // Policy strings split `+a-b` only before a known name: no name may continue, after one of
+    // its own '-', with another name.
+    for r in &TABLE {
+        for (i, _) in r.name.match_indices('-') {
+            let tail = &r.name[i + 1..];
+            assert!(
+                !TABLE.iter().any(|o| tail.starts_with(o.name)),
+                "{}: '-{tail}' reads as a removal",
+                r.name
+            );
+        }
+    }
+    assert!("nope".parse::<Behaviour>().is_err());
+}
+
+#[test]
+fn requirements_come_no_later_than_their_requirers() {
+    for r in &TABLE {
+        for q in r.requires {
+            assert!(
+                q.first() <= r.first,
+                "{} requires {q}, which comes later",
+                r.name
+            );
+            assert_ne!(*q, r.behaviour);
+        }
+    }
+}
+
+#[test]
+fn a_requirement_violation_is_refused() {
+    let err = Behaviours::of(Kernel::V7_2)
+        .without(B::SimplifyDirtyWriteback)
+        .check_requirements()
+        .unwrap_err();
+    assert!(err.contains("requires 'simplify-dirty-writeback'"), "{err}");
+    assert!(Behaviours::NONE
+        .with(B::DropReclaimingArg)
+        .check_requirements()
+        .is_err());
+    let err = Behaviours::of(Kernel::V7_1)
+        .without(B::WorkingsetTopTier)
+        .check_requirements()
+        .unwrap_err();
+    assert!(err.contains("requires 'workingset-top-tier'"), "{err}");
+    // Through a policy string and its `+`/`-` modifiers.
+    let err = "mglru:7.1-workingset-top-tier"
+        .parse::<PolicySpec>()
+        .unwrap_err();
+    assert!(err.contains("requires 'workingset-top-tier'"), "{err}");
+    let err = "mglru:6.1+memcg-lru".parse::<PolicySpec>().unwrap_err();
+    assert!(err.contains("requires 'lru-gen-shrink-node'"), "{err}");
+    assert!("mglru:6.1+lru-gen-shrink-node+memcg-lru"
+        .parse::<PolicySpec>()
+        .is_ok());
+}
+
+#[test]
+fn kernels_are_first_kernels_and_series_order_is_kept() {
+    assert_eq!(
+        Behaviours::of(Kernel::V7_2)
+            .iter()
+            .filter(|b| b.first() == V7_2)
+            .count(),
+        15
+    );
+    assert!(!Behaviours::of(Kernel::V7_2_13).has(B::FgPromotion));
+    for (b, w) in Behaviours::of(Kernel::V7_2_13)
+        .without(B::FgPromotion)
+        .iter()
+        .filter(|b| b.first() >= V7_2)
+        .zip(Behaviour::SERIES.iter().chain(&Behaviour::DEBIAN_7_2_13))
+    {
+        assert_eq!(b, *w);
+    }
+    assert!(Behaviour::SERIES.iter().all(|w| w.commit().is_some()));
+    assert_eq!(B::ConsolidateEvictableSize.commit(), Some("0491e9f75c15"));
+    assert_eq!(B::ReferencedPlacement.commit(), None);
+}
+
+#[test]
+fn bisect_order_has_the_switches_by_first_kernel_and_requirements_first() {
+    let mut order = Behaviour::BISECT_ORDER.to_vec();
+    order.sort();
+    order.dedup();
+    assert_eq!(order.len(), 21);
+    for w in Behaviour::SERIES.iter().chain(&Behaviour::DEBIAN_7_2_13) {
+        assert!(w.bisectable(), "{w}");
+    }
+    assert!(B::FgPromotion.bisectable() && !B::WorkingsetTopTier.bisectable());
+    for (i, w) in Behaviour::BISECT_ORDER.iter().enumerate() {
+        for r in w.requires() {
+            assert!(Behaviour::BISECT_ORDER[..i].contains(r), "{w} before {r}");
+        }
+        if i > 0 {
+            assert!(Behaviour::BISECT_ORDER[i - 1].first() <= w.first());
+        }
+    }
+}
+
+#[test]
+fn policy_strings_print_and_parse_with_any_behaviour() {
+    for s in [
+        "mglru:7.1+restructure-reclaim-loop",
+        "mglru:7.2-unify-writeback-throttling+fg-promotion",
+        "mglru:6.12+eevdf-partial-memcg-walk",
+        "mglru:6.1+readahead-rework",
+        "mglru:7.1-fault-around-credits-faulting-folio-only",
+    ] {
+        let p: PolicySpec = s.parse().unwrap();
+        assert_eq!(p.to_string().parse::<PolicySpec>().unwrap(), p, "{s}");
+    }
+    let p: PolicySpec = "mglru:6.1+readahead-rework".parse().unwrap();
+    let b = p.machine_behaviours().unwrap();
+    assert!(b.has(B::ReadaheadRework) && !b.has(B::Eevdf));
+}
