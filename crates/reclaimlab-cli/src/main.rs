@@ -343,6 +343,11 @@ struct WorkloadArgs {
     /// them with kswapd and the flusher (docs/model.md, "CPUs").
     #[arg(long, value_name = "N")]
     cpus: Option<u32>,
+    /// Experimental: tasks on other CPUs run while a reclaimer has a batch isolated, before each
+    /// folio it examines (docs/model.md §1, "Reclaimers meet at the folio lock"). Needs more
+    /// than one CPU.
+    #[arg(long)]
+    interleave: bool,
     /// Override a cost of the simulated clock, e.g. --cost zram_compress_ns=2000 (repeatable;
     /// names as in docs/model.md, "Costs").
     #[arg(long, value_name = "NAME=NS")]
@@ -592,6 +597,16 @@ fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     }
     if let Some(n) = w.cpus {
         scn.set_cpus(n)?;
+    }
+    if w.interleave {
+        if scn.machine.cpus < 2 {
+            return Err(format!(
+                "--interleave: scenario '{}' has one CPU, where no other task can run during \
+                 reclaim; give --cpus 2 or more",
+                scn.name
+            ));
+        }
+        scn.machine.interleave = true;
     }
     for spec in &w.memory_max {
         let (path, pages) = options::parse_memory_max(spec)?;
@@ -1867,6 +1882,7 @@ fn options_fingerprint(
         "read_ahead_kb": w.read_ahead_kb,
         "fault_around_bytes": w.fault_around_bytes,
         "cpus": w.cpus,
+        "interleave": w.interleave,
         "cost": w.cost,
         "enabled": w.enabled,
         "min_ttl_ms": w.min_ttl_ms,

@@ -123,6 +123,8 @@ pub fn machine(spec: &MachineSpec, sizing: &Sizing, header: &TraceHeader) -> Mac
     }
     // As many CPUs as the guest has vCPUs; `Scenario::from_trace` puts process i on CPU i % cpus.
     m.cpus = spec.cpus.max(1);
+    // Concurrent plans: tasks on the other vCPU run during reclaim batches.
+    m.interleave = m.cpus > 1;
     m.min_free_kbytes = sizing.min_free_kbytes;
     m.swappiness = spec.swappiness;
     if let Some(d) = sizing.dirty_ratio {

@@ -687,7 +687,7 @@ struct State {
     /// Worker threads still running.
     live: usize,
     /// Other tasks may run while a task is in the kernel (`machine::Nest`): a kernel backend
-    /// with more than one thread and more than one CPU.
+    /// with `MachineConfig::interleave`, more than one thread and more than one CPU.
     nest_enabled: bool,
     /// How many tasks are suspended in reclaim below the one running, and the earliest of
     /// their clocks (a nested task yields once past it, so that they go on).
@@ -829,6 +829,7 @@ impl Engine {
                     .filter(|t| !t.stream.is_background())
                     .count(),
                 nest_enabled: matches!(be, Be::Kernel { .. })
+                    && scn.machine.interleave
                     && scn.threads.len() > 1
                     && scn.machine.cpus > 1,
                 depth: 0,

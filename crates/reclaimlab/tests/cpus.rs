@@ -287,8 +287,9 @@ fn lru_lock_waits_grow_with_the_number_of_contenders() {
 }
 
 /// Tasks run on other CPUs while a task is in reclaim with a batch isolated
-/// (`machine::Nest`): swap-storm's four threads reclaim directly on four CPUs, so some of
-/// their steps run nested; on one CPU none can (the reclaimer holds it). Every invariant
+/// (`machine::Nest`, `MachineConfig::interleave`): swap-storm's four threads reclaim directly
+/// on four CPUs, so some of their steps run nested; on one CPU none can (the reclaimer holds
+/// it), nor with interleaving off. Every invariant
 /// holds after every event, and the same seed gives the same result.
 #[test]
 fn other_cpus_run_tasks_while_a_reclaimer_has_a_batch_isolated() {
@@ -307,6 +308,7 @@ fn other_cpus_run_tasks_while_a_reclaimer_has_a_batch_isolated() {
             )
             .expect("run")
         };
+        scn.machine.interleave = true;
         scn.set_cpus(4).expect("cpus");
         let four = checked(&scn);
         assert!(four.cpu.nested_steps > 0, "{spec}: {:?}", four.cpu);
@@ -317,5 +319,8 @@ fn other_cpus_run_tasks_while_a_reclaimer_has_a_batch_isolated() {
         assert!(four.latency.max_ns < four.sim_time_ns, "{:?}", four.latency);
         scn.set_cpus(1).expect("cpus");
         assert_eq!(checked(&scn).cpu.nested_steps, 0, "{spec}");
+        scn.set_cpus(4).expect("cpus");
+        scn.machine.interleave = false;
+        assert_eq!(checked(&scn).cpu.nested_steps, 0, "{spec}: off by default");
     }
 }

@@ -211,6 +211,12 @@ pub struct MachineConfig {
     pub fault_around_bytes: u64,
     pub dirty_ratio: u64,
     pub dirty_background_ratio: u64,
+    /// Tasks interleave with a reclaimer before each folio of its `shrink_folio_list` batch
+    /// (`machine::Nest`, docs/model.md §1 "Reclaimers meet at the folio lock"); off, they
+    /// interleave only between reclaim priorities. Experimental, off by default: it needs more
+    /// than one CPU, and on some seed scenarios it is not understood yet (docs/seed-results.md).
+    #[serde(default)]
+    pub interleave: bool,
     pub memcgs: Vec<MemcgConfig>,
     pub cost: CostProfile,
     /// The capacity asked for with `--cache-pages`: textbook caches hold exactly this many
@@ -248,6 +254,7 @@ impl MachineConfig {
             fault_around_bytes: DEFAULT_FAULT_AROUND_BYTES,
             dirty_ratio: VM_DIRTY_RATIO,
             dirty_background_ratio: DIRTY_BACKGROUND_RATIO,
+            interleave: false,
             memcgs: Vec::new(),
             cost: CostProfile::default(),
             cache_pages: None,
