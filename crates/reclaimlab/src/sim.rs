@@ -276,6 +276,14 @@ fn runs_nested(a: &Action) -> bool {
     )
 }
 
+impl State {
+    /// The time of the next queued task-level event (a task past it yields at the next
+    /// preemption point).
+    fn next_event_time(&self) -> u64 {
+        self.queue.peek_time().unwrap_or(u64::MAX)
+    }
+}
+
 impl crate::machine::Nest for State {
     fn run_until(
         self: Box<Self>,
@@ -289,7 +297,7 @@ impl crate::machine::Nest for State {
     }
 
     fn next_time(&self) -> u64 {
-        self.queue.peek_time().unwrap_or(u64::MAX)
+        self.next_event_time()
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
@@ -1600,12 +1608,6 @@ impl Engine {
         out
     }
 
-    /// The time of the next queued task-level event (a task past it yields at the next
-    /// preemption point).
-    fn next_event_time(&self) -> u64 {
-        self.queue.peek_time().unwrap_or(u64::MAX)
-    }
-
     /// One access (or its resumption after a yield).
     fn access(
         &mut self,
@@ -1772,16 +1774,7 @@ impl Engine {
                         mc.stat.iter().map(|(k, &v)| (k.as_str(), v)),
                     );
                 }
-                // lru_gen_seq_show reads the clock for the generations' ages: show it `at`,
-                // then put the context back as it was.
-                let saved = m.ctx;
-                m.ctx = Ctx {
-                    now: at,
-                    ..Ctx::default()
-                };
-                let lru_gen = pol.lru_gen_show(m, false);
-                m.ctx = saved;
-                if let Some(text) = lru_gen {
+                if let Some(text) = lru_gen_show_at(m, &**pol, at) {
                     c.lru_gen_sizes(&text);
                 }
                 // memory.pressure of every memcg (the root's is /proc/pressure/memory), read
@@ -1824,14 +1817,7 @@ impl Engine {
                 break;
             }
             if let Be::Kernel { m, pol } = be {
-                let saved = m.ctx;
-                m.ctx = Ctx {
-                    now: at,
-                    ..Ctx::default()
-                };
-                let shown = pol.lru_gen_show(m, false);
-                m.ctx = saved;
-                if let Some(s) = shown {
+                if let Some(s) = lru_gen_show_at(m, &**pol, at) {
                     self.lru_gen_samples.push((at, s));
                 }
             }
@@ -2027,6 +2013,20 @@ impl Engine {
 }
 
 /// /proc/vmstat: event counters plus the nr_* gauges.
+/// The lru_gen file as it shows at simulated time `at` (`lru_gen_seq_show` reads the clock for
+/// the generations' ages), read without changing the model: the machine's context is put back
+/// as it was.
+fn lru_gen_show_at(m: &mut Machine, pol: &dyn Policy, at: u64) -> Option<String> {
+    let saved = m.ctx;
+    m.ctx = Ctx {
+        now: at,
+        ..Ctx::default()
+    };
+    let shown = pol.lru_gen_show(m, false);
+    m.ctx = saved;
+    shown
+}
+
 fn vmstat_map(m: &Machine, pol: &dyn Policy) -> BTreeMap<String, u64> {
     let mut v: BTreeMap<String, u64> =
         m.vm.to_map()

@@ -798,11 +798,9 @@ fn dirty_file_folio_is_activated_then_rotated_to_inactive_tail_after_writeback()
     check(&m, &pol);
 }
 
-/// §4.12 writeback case 2 and §7.4: a file folio already under writeback when reclaim meets
-/// it is marked PG_reclaim and activated (nr_writeback), not waited on; its completion rotates
-/// it to the inactive tail.
-#[test]
-fn folio_under_writeback_is_marked_for_reclaim_and_rotated_on_completion() {
+/// A file of 8 pages: page 0 written (then under writeback, the flusher having run), page 1
+/// read; both on the inactive file list. Returns (machine, policy, file, page 0's pfn).
+fn file_folio_under_writeback() -> (Machine, Classic, u32, Pfn) {
     let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
     let f = m.create_file("f", 8);
     let p = m.create_process("p", 0, 0);
@@ -814,6 +812,15 @@ fn folio_under_writeback_is_marked_for_reclaim_and_rotated_on_completion() {
     m.wakeup_flusher(true);
     m.flusher_run();
     assert!(has(&m, pfn, pg::WRITEBACK));
+    (m, pol, f, pfn)
+}
+
+/// §4.12 writeback case 2 and §7.4: a file folio already under writeback when reclaim meets
+/// it is marked PG_reclaim and activated (nr_writeback), not waited on; its completion rotates
+/// it to the inactive tail.
+#[test]
+fn folio_under_writeback_is_marked_for_reclaim_and_rotated_on_completion() {
+    let (mut m, mut pol, f, pfn) = file_folio_under_writeback();
     assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 0);
     assert!(has(&m, pfn, pg::RECLAIM) && has(&m, pfn, pg::ACTIVE));
     assert_eq!(
@@ -1249,17 +1256,7 @@ fn full_memcg_of_clean_cache() -> (Machine, Classic, u16, u32, u32) {
 /// then, is reclaimed in this batch instead of being activated with PG_reclaim.
 #[test]
 fn a_writeback_completion_due_during_the_batch_lets_the_folio_be_reclaimed() {
-    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
-    let f = m.create_file("f", 8);
-    let p = m.create_process("p", 0, 0);
-    write_fd(&mut m, &mut pol, p, f, 0);
-    read(&mut m, &mut pol, p, f, 1);
-    drain(&mut m, &mut pol);
-    let pfn = page_of(&m, f, 0);
-    enter(&mut m, 0);
-    m.wakeup_flusher(true);
-    m.flusher_run();
-    assert!(has(&m, pfn, pg::WRITEBACK));
+    let (mut m, mut pol, f, _) = file_folio_under_writeback();
     // The reclaimer reaches the folio a second later, with no preemption point on the way.
     m.ctx.elapsed += 1_000_000_000;
     assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 1), 1);

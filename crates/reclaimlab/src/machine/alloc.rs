@@ -153,10 +153,7 @@ impl Machine {
             if let Some(p) = self.get_page_from_freelist(preferred, Wmark::High) {
                 return Some(p);
             }
-            // The kill waits for the top level: no reclaimer below has a batch isolated there.
-            if self.ctx.nested {
-                self.ctx.yielded = true;
-                self.ctx.oom_deferred = true;
+            if self.defer_oom_to_top_level() {
                 self.resume.slowpath = Some(no_progress_loops);
                 return None;
             }

@@ -210,10 +210,7 @@ impl Machine {
                 }
                 continue;
             }
-            // The kill waits for the top level: no reclaimer below has a batch isolated there.
-            if self.ctx.nested {
-                self.ctx.yielded = true;
-                self.ctx.oom_deferred = true;
+            if self.defer_oom_to_top_level() {
                 return self.charge_yield(memcg, 0, drained);
             }
             // mem_cgroup_oom: a kill resets the retries; no victim means -ENOMEM.

@@ -609,10 +609,7 @@ impl Machine {
     pub fn let_others_run(&mut self, pol: &mut dyn crate::policy::Policy) {
         self.catch_up(pol);
         let until = self.now();
-        if self.nest.as_ref().is_none_or(|n| n.next_time() > until) {
-            return;
-        }
-        let Some(nest) = self.nest.take() else {
+        let Some(nest) = self.nest.take_if(|n| n.next_time() <= until) else {
             return;
         };
         let ctx = self.ctx;
@@ -622,6 +619,17 @@ impl Machine {
         self.ctx.yield_at = yield_at;
         self.resume = resume;
         self.nest = Some(nest);
+    }
+
+    /// The OOM killer of a task that runs nested (`Ctx::nested`) waits for the top level, where
+    /// no reclaimer below has a batch isolated: the task yields instead (`Ctx::oom_deferred`).
+    /// True when it does; its caller saves the retry loop's state and unwinds.
+    pub(super) fn defer_oom_to_top_level(&mut self) -> bool {
+        if self.ctx.nested {
+            self.ctx.yielded = true;
+            self.ctx.oom_deferred = true;
+        }
+        self.ctx.nested
     }
 
     /// The current simulated time inside an operation.
