@@ -621,9 +621,10 @@ impl Machine {
         self.nest = Some(nest);
     }
 
-    /// The OOM killer of a task that runs nested (`Ctx::nested`) waits for the top level, where
-    /// no reclaimer below has a batch isolated: the task yields instead (`Ctx::oom_deferred`).
-    /// True when it does; its caller saves the retry loop's state and unwinds.
+    /// The OOM killer (`mem_cgroup_oom`, `__alloc_pages_may_oom`) of a task that runs nested
+    /// (`Ctx::nested`) waits for the top level, where no reclaimer below has a batch isolated:
+    /// the task yields instead (`Ctx::oom_deferred`). True when it does; its caller saves the
+    /// retry loop's state and unwinds.
     pub(super) fn defer_oom_to_top_level(&mut self) -> bool {
         if self.ctx.nested {
             self.ctx.yielded = true;
