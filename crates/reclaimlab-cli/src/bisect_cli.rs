@@ -5,6 +5,7 @@
 
 use crate::{compare_runs, fmt_num, with_mglru_options, CompareArgs, WorkloadArgs};
 use clap::Args;
+use reclaimlab::behaviour::Behaviours;
 use reclaimlab::bisect::{bisect, differs, Found, Outcome, Verdict};
 use reclaimlab::metrics::RunResult;
 use reclaimlab::policy::mglru::{MglruConfig, Switch};
@@ -32,7 +33,7 @@ pub struct BisectArgs {
     /// both ends.
     #[arg(long, default_value_t = 6)]
     seeds: u64,
-    /// Bisect these switches, in this order, instead of every switch that differs (each must
+    /// Bisect these behaviours, in this order, instead of every one that differs (each must
     /// differ between --good and --bad); comma-separated.
     #[arg(long, value_delimiter = ',')]
     behaviours: Vec<String>,
@@ -50,28 +51,66 @@ pub struct BisectArgs {
     no_store: bool,
 }
 
-/// An MGLRU policy's configuration, or an error saying why bisect cannot take it.
-fn mglru_of(spec: &PolicySpec, which: &str) -> Result<MglruConfig, String> {
+/// The behaviours of a kernel policy, or an error saying why bisect cannot take it.
+fn behaviours_of(spec: &PolicySpec, which: &str) -> Result<Behaviours, String> {
     match spec {
-        PolicySpec::Mglru(c) => Ok(*c),
-        _ => Err(format!(
-            "--{which} {spec}: bisect walks MGLRU switches; give an mglru policy"
+        PolicySpec::Classic(k, _) => Ok(k.behaviours),
+        PolicySpec::Mglru(c) => Ok(c.switches),
+        PolicySpec::Textbook(_) => Err(format!(
+            "--{which} {spec}: bisect walks the behaviours of kernels; give a classic or mglru policy"
         )),
     }
 }
 
-/// The switches between good and bad, in bisect order (or the order of --behaviours).
+/// Refuses ends that differ in more than behaviours: the kind of policy, MGLRU's `enabled`
+/// and `min_ttl_ms`, or a memcg walk chosen by hand (`@WALK` on either end; the walk a kernel
+/// defaults to follows `memcg-lru`, a behaviour).
+fn check_ends(good: &PolicySpec, bad: &PolicySpec) -> Result<(), String> {
+    let differ = |what: &str| {
+        Err(format!(
+            "--good {good} and --bad {bad} differ in more than behaviours ({what}): bisect walks \
+             behaviours only"
+        ))
+    };
+    match (good, bad) {
+        (PolicySpec::Classic(_, gw), PolicySpec::Classic(_, bw)) if gw != bw => {
+            differ("the memcg walk")
+        }
+        (PolicySpec::Classic(..), PolicySpec::Classic(..)) => Ok(()),
+        (PolicySpec::Mglru(g), PolicySpec::Mglru(b)) => {
+            if (g.enabled, g.min_ttl_ms) != (b.enabled, b.min_ttl_ms) {
+                return differ("lru_gen enabled or min_ttl_ms");
+            }
+            let defaulted =
+                |c: &MglruConfig| c.memcg_walk == MglruConfig::default_memcg_walk(c.switches);
+            if !(defaulted(g) && defaulted(b)) && g.memcg_walk != b.memcg_walk {
+                return differ("the memcg walk");
+            }
+            Ok(())
+        }
+        _ => differ("classic against MGLRU: the whole reclaim algorithm"),
+    }
+}
+
+/// The behaviours between good and bad, in bisect order (or the order of --behaviours): by
+/// first kernel and series order when the bad end gains them, newest first when it loses
+/// them (so a behaviour goes after those it requires). Between classic policies, only those
+/// the classical path reads.
 fn changes(
-    good: &MglruConfig,
-    bad: &MglruConfig,
+    good: Behaviours,
+    bad: Behaviours,
+    classic: bool,
     listed: &[String],
 ) -> Result<Vec<Switch>, String> {
-    let differ = |w: Switch| good.switches.on(w) != bad.switches.on(w);
+    let differ = |w: Switch| good.has(w) != bad.has(w) && (!classic || w.outside_mglru());
     if listed.is_empty() {
-        return Ok(Switch::BISECT_ORDER
+        let (mut gained, mut lost): (Vec<Switch>, Vec<Switch>) = Switch::BISECT_ORDER
             .into_iter()
             .filter(|&w| differ(w))
-            .collect());
+            .partition(|&w| bad.has(w));
+        lost.reverse();
+        gained.extend(lost);
+        return Ok(gained);
     }
     let mut out = Vec::new();
     for name in listed {
@@ -89,17 +128,37 @@ fn changes(
     Ok(out)
 }
 
-/// The policy of state `k`: good with the first `k` changes set as in bad.
-fn state(good: &MglruConfig, bad: &MglruConfig, changes: &[Switch], k: usize) -> MglruConfig {
-    let mut c = *good;
-    for &w in &changes[..k] {
-        c.switches = if bad.switches.on(w) {
-            c.switches.with(w)
-        } else {
-            c.switches.without(w)
-        };
+/// The behaviours of state `k`: good's with the first `k` changes set as in bad.
+fn state_behaviours(good: Behaviours, bad: Behaviours, changes: &[Switch], k: usize) -> Behaviours {
+    changes[..k].iter().fold(
+        good,
+        |s, &w| {
+            if bad.has(w) {
+                s.with(w)
+            } else {
+                s.without(w)
+            }
+        },
+    )
+}
+
+/// The good policy with behaviours `b` (and, where the walk is the kernel's default, the walk
+/// they default to).
+fn with_behaviours(good: &PolicySpec, b: Behaviours) -> PolicySpec {
+    match *good {
+        PolicySpec::Classic(mut k, w) => {
+            k.behaviours = b;
+            PolicySpec::Classic(k, w)
+        }
+        PolicySpec::Mglru(mut c) => {
+            if c.memcg_walk == MglruConfig::default_memcg_walk(c.switches) {
+                c.memcg_walk = MglruConfig::default_memcg_walk(b);
+            }
+            c.switches = b;
+            PolicySpec::Mglru(c)
+        }
+        PolicySpec::Textbook(_) => *good,
     }
-    c
 }
 
 /// One value of `path` in a run: a metric of compare's table, or a path into its JSON.
@@ -211,30 +270,15 @@ pub fn cmd_bisect(a: BisectArgs) -> Result<(), String> {
     }
     let good_spec = with_mglru_options(a.good.parse::<PolicySpec>()?, &a.w)?;
     let bad_spec = with_mglru_options(a.bad.parse::<PolicySpec>()?, &a.w)?;
-    let (good, bad) = (mglru_of(&good_spec, "good")?, mglru_of(&bad_spec, "bad")?);
-    // Behaviours before 7.2 are not bisected (their combinations are not modelled one by one).
-    let unbisectable =
-        |w: &Switch| !w.bisectable() && good.switches.has(*w) != bad.switches.has(*w);
-    if Switch::ALL.iter().any(unbisectable) {
-        return Err(format!(
-            "--good {good_spec} and --bad {bad_spec} differ in behaviours before 7.2 (kernels \
-             of different MGLRU eras, or an earlier behaviour turned on or off), which are \
-             modelled only together: bisect walks the behaviours of 7.2 and later, between 7.1, \
-             7.2 and 7.2.13 (the 2026 series and Debian's changes)"
-        ));
-    }
-    if (good.enabled, good.min_ttl_ms, good.memcg_walk)
-        != (bad.enabled, bad.min_ttl_ms, bad.memcg_walk)
-    {
-        return Err(format!(
-            "--good {good_spec} and --bad {bad_spec} differ in more than switches (lru_gen \
-             enabled, min_ttl_ms or the memcg walk): bisect walks switches only"
-        ));
-    }
-    let list = changes(&good, &bad, &a.behaviours)?;
+    let (good, bad) = (
+        behaviours_of(&good_spec, "good")?,
+        behaviours_of(&bad_spec, "bad")?,
+    );
+    check_ends(&good_spec, &bad_spec)?;
+    let classic = matches!(good_spec, PolicySpec::Classic(..));
+    let list = changes(good, bad, classic, &a.behaviours)?;
     for k in 1..=list.len() {
-        state(&good, &bad, &list, k)
-            .switches
+        state_behaviours(good, bad, &list, k)
             .check_requirements()
             .map_err(|e| format!("step {k} of the bisect order: {e} earlier in --behaviours"))?;
     }
@@ -263,7 +307,7 @@ pub fn cmd_bisect(a: BisectArgs) -> Result<(), String> {
     let bad_xs = runner.samples(bad_spec)?;
     if !differs(&good_xs, &bad_xs) {
         let hint = if good_xs == bad_xs {
-            "every run is the same in both: these switches do not change it"
+            "every run is the same in both: these behaviours do not change it"
         } else {
             "more --seeds narrow the intervals"
         };
@@ -275,7 +319,7 @@ pub fn cmd_bisect(a: BisectArgs) -> Result<(), String> {
             change(&good_xs, &bad_xs)
         ));
     }
-    let spec_of = |k: usize| PolicySpec::Mglru(state(&good, &bad, &list, k));
+    let spec_of = |k: usize| with_behaviours(&good_spec, state_behaviours(good, bad, &list, k));
     let outcome = bisect(list.len(), &good_xs, &bad_xs, |k| {
         if k == list.len() {
             return Ok(bad_xs.clone());
@@ -287,16 +331,12 @@ pub fn cmd_bisect(a: BisectArgs) -> Result<(), String> {
     let alone = match outcome.found {
         Found::Culprit(i) => {
             let w = list[i];
-            let mut c = good;
-            for r in w.requires() {
-                c.switches = c.switches.with(*r);
-            }
-            c.switches = if bad.switches.on(w) {
-                c.switches.with(w)
+            let c = if bad.has(w) {
+                w.requires().iter().fold(good, |s, r| s.with(*r)).with(w)
             } else {
-                c.switches.without(w)
+                good.without(w).without_unmet_requirements()
             };
-            let spec = PolicySpec::Mglru(c);
+            let spec = with_behaviours(&good_spec, c);
             Some((spec, runner.samples(spec)?))
         }
         Found::Range { .. } => None,
@@ -345,16 +385,18 @@ struct Report<'a> {
     spec_of: &'a dyn Fn(usize) -> PolicySpec,
 }
 
-/// A switch with its patch number and commit, e.g. "06 avoid-type-fallback (16b475d2ac3c)".
+/// A behaviour with its patch number or first kernel, and its commit where known, e.g.
+/// "06 avoid-type-fallback (16b475d2ac3c)" or "folio-batch-31 (6.12)".
 fn label(w: Switch) -> String {
     let num = Switch::SERIES
         .iter()
         .position(|s| *s == w)
-        .map(|i| format!("{:02} ", i + 1))
-        .unwrap_or_default();
-    match w.commit() {
-        Some(c) => format!("{num}{w} ({c})"),
-        None => format!("{num}{w}"),
+        .map(|i| format!("{:02} ", i + 1));
+    match (num, w.commit()) {
+        (Some(n), Some(c)) => format!("{n}{w} ({c})"),
+        (Some(n), None) => format!("{n}{w}"),
+        (None, Some(c)) => format!("{w} ({}, {c})", w.first()),
+        (None, None) => format!("{w} ({})", w.first()),
     }
 }
 
@@ -362,7 +404,7 @@ impl Report<'_> {
     fn print(&self) {
         let o = self.outcome;
         outln!(
-            "bisect {} on '{}': {} switches from {} (good) to {} (bad), {} seeds per step",
+            "bisect {} on '{}': {} behaviours from {} (good) to {} (bad), {} seeds per step",
             self.scn.name,
             self.metric,
             self.list.len(),
@@ -382,7 +424,7 @@ impl Report<'_> {
         );
         for (i, s) in o.steps.iter().enumerate() {
             outln!(
-                "step {}: first {} switches (up to {}): {} -> {}",
+                "step {}: first {} behaviours (up to {}): {} -> {}",
                 i + 1,
                 s.k,
                 self.list[s.k - 1],
@@ -409,7 +451,7 @@ impl Report<'_> {
                         "does not move it further"
                     };
                     outln!(
-                        "  the rest of the range (bad vs the first {} switches): {} ({})",
+                        "  the rest of the range (bad vs the first {} behaviours): {} ({})",
                         o.first_bad,
                         change(self.first_bad_xs, self.bad.1),
                         rest
@@ -418,7 +460,7 @@ impl Report<'_> {
             }
             Found::Range { first, last } => {
                 outln!(
-                    "no single culprit: the metric moves within switches {}..{} ({}), with states \
+                    "no single culprit: the metric moves within behaviours {}..{} ({}), with states \
                      between the ends that are like neither (or both) of them:",
                     first + 1,
                     last + 1,

@@ -390,7 +390,8 @@ struct WorkloadArgs {
 struct RunArgs {
     #[command(flatten)]
     w: WorkloadArgs,
-    /// Policy: classic[:6.1|:6.12], lru, clock, fifo.
+    /// Policy: classic[:6.1|:6.12][+behaviour|-behaviour...], mglru[:KERNEL][+behaviour...],
+    /// lru, clock, fifo.
     #[arg(long, default_value = "classic")]
     policy: String,
     /// Kernel version for kernel policies (overrides the one in --policy).
@@ -708,11 +709,18 @@ fn shown_scale(w: &WorkloadArgs) -> f64 {
     }
 }
 
+/// A policy string with `--kernel` replacing its kernel (its `+`/`-` behaviours and `@WALK`
+/// kept).
 fn parse_policy(s: &str, kernel: Option<&str>) -> Result<PolicySpec, String> {
-    match kernel {
-        Some(k) => format!("{}:{k}", s.split(':').next().unwrap_or(s)).parse(),
-        None => s.parse(),
-    }
+    let Some(k) = kernel else {
+        return s.parse();
+    };
+    let (name, rest) = s.split_at(s.find([':', '+', '-', '@']).unwrap_or(s.len()));
+    let tail = match rest.strip_prefix(':') {
+        Some(r) => &r[r.find(['+', '-', '@']).unwrap_or(r.len())..],
+        None => rest,
+    };
+    format!("{name}:{k}{tail}").parse()
 }
 
 /// Applies the MGLRU run options (--enabled, --min-ttl-ms, --with, --without) to a policy.
@@ -1156,7 +1164,8 @@ fn cmd_policies() -> Result<(), String> {
     for w in Switch::DEBIAN_7_2_13 {
         outln!("  {:<38} {}", w.name(), w.description());
     }
-    outln!("and every earlier way the kernels differ (`reclaimlab behaviours`).");
+    outln!("and every earlier way the kernels differ (`reclaimlab behaviours`); classic takes the");
+    outln!("16 of them its path reads, e.g. classic:6.1+folio-batch-31, classic:6.12-eevdf.");
     outln!("");
     outln!("Memcg walks of global reclaim (append @WALK, e.g. classic:6.12@heat, mglru:7.2@iter):");
     for w in reclaimlab::machine::MemcgWalk::ALL {

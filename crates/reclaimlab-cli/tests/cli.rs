@@ -102,6 +102,29 @@ fn run_json_is_a_complete_result_and_deterministic() {
 }
 
 #[test]
+fn kernel_option_replaces_only_the_kernel_of_a_policy() {
+    for (policy, kernel, want) in [
+        ("classic:6.1-eevdf", "6.12", "classic:6.12-eevdf"),
+        (
+            "mglru:7.1+restructure-reclaim-loop@iter",
+            "7.2",
+            "mglru:7.2@iter",
+        ),
+        ("mglru@iter", "6.12", "mglru:6.12@iter"),
+    ] {
+        let o = reclaimlab(
+            &[
+                "run", "zipf", "--scale", "0.1", "--policy", policy, "--kernel", kernel, "--json",
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{policy}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["policy"], want, "{policy} --kernel {kernel}");
+    }
+}
+
+#[test]
 fn policies_lists_every_switch() {
     let o = reclaimlab(&["policies"], None);
     let text = String::from_utf8_lossy(&o.stdout);

@@ -103,8 +103,20 @@ fn expectation(command: &str) -> Option<Expect> {
         "reclaimlab run mmap-zipf --policy mglru:7.2 --lru-gen-full" => {
             Prints(&["policy mglru:7.2", "memcg 1 /", " node     0"])
         }
-        "reclaimlab run zipf --policy mglru:7.1+smaller-reclaim-batch+dont-abort-after-aging" => {
-            Prints(&["policy mglru:7.1+smaller-reclaim-batch+dont-abort-after-aging"])
+        "reclaimlab run zipf --policy mglru:7.1+restructure-reclaim-loop+dont-abort-after-aging" => {
+            Prints(&["policy mglru:7.1+restructure-reclaim-loop+dont-abort-after-aging"])
+        }
+        "reclaimlab bisect mmap-zipf --good mglru:6.12 --bad mglru:7.1 --metric misses" => {
+            Prints(&["culprit: fault-around-credits-faulting-folio-only (7.1, 0b9c0aeba938)"])
+        }
+        "reclaimlab bisect anon-only --good classic:6.1 --bad classic:6.12 --metric vmstat.pgpgin" => {
+            Prints(&["culprit: sync-swap-io-in-pgpg (6.12, 3222d8c2a7f8)"])
+        }
+        "reclaimlab bisect file-anon-mix-mini --good mglru:6.1 --bad mglru:6.12 --metric workingset_refault_file" => {
+            Prints(&["culprit: refault-counts-every-refault (6.12, 3af0191a594d)"])
+        }
+        "reclaimlab bisect android-launch --good mglru:6.12 --bad mglru:6.12+consolidate-evictable-size+rename-aging-rotation-vars+relocate-scan-batch-limit+restructure-reclaim-loop+exact-scan-count+avoid-type-fallback+smaller-reclaim-batch+dont-abort-after-aging+remove-swap-constrained-check+common-dirty-writeback-reactivation+simplify-dirty-writeback+drop-reclaiming-arg+remove-file-taken+remove-unqueued-dirty+unify-writeback-throttling --metric workingset_refault_file --seeds 20" => {
+            Prints(&["culprit: 04 restructure-reclaim-loop (163bc3d68c9f)"])
         }
         "reclaimlab run zipf --policy mglru:7.2-dont-abort-after-aging" => {
             Prints(&["policy mglru:7.2-dont-abort-after-aging"])

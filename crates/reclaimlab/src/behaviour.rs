@@ -127,11 +127,6 @@ const V6_12: First = First::Kernel(Kernel::V6_12);
 const V7_1: First = First::Kernel(Kernel::V7_1);
 const V7_2: First = First::Kernel(Kernel::V7_2);
 const V7_2_13: First = First::Kernel(Kernel::V7_2_13);
-/// Yu Zhao's Dec-2024 MGLRU rework (v6.14, spec mglru.md §0 Era C).
-const REWORK_2024: &str =
-    "Yu Zhao's Dec-2024 MGLRU rework, v6.14 (spec mglru.md §0 Era C); commit not identified";
-/// The Era D items (spec mglru.md §0: ~v6.15/v6.16, exact release unverified).
-const ERA_D: &str = "spec mglru.md §0 Era D (~v6.15/6.16); commit not identified";
 /// Found in Debian's linux-source 7.2.13, not traced to a commit.
 const DEBIAN: &str = "Debian linux-source 7.2.13, beside the 2026 series; commit not identified";
 
@@ -160,11 +155,11 @@ const fn row(
 #[rustfmt::skip]
 pub const TABLE: [Row; 66] = [
     row(B::FolioBatch31, "folio-batch-31", V6_12,
-        "after v6.8: PAGEVEC_SIZE becomes folio_batch's 31; commit not identified",
+        "9cecde80aae0 mm: increase folio batch size (v6.9)",
         &["folio_batch_add", "folio_add_lru", "folio_activate"], &[],
         "per-CPU LRU batches hold 31 folios (6.1: PAGEVEC_SIZE 15)"),
     row(B::CostCountsRotations, "cost-counts-rotations", V6_12,
-        "v6.2; commit not identified",
+        "0538a82c39e9 mm: vmscan: make rotations a secondary factor in balancing anon vs file (v6.2)",
         &["lru_note_cost", "shrink_active_list"], &[],
         "lru_note_cost counts rotations and weighs IO by SWAP_CLUSTER_MAX"),
     row(B::Eevdf, "eevdf", V6_12,
@@ -172,31 +167,31 @@ pub const TABLE: [Row; 66] = [
         &["pick_eevdf", "sched_slice"], &[],
         "the fair class runs sysctl_sched_base_slice at a time (6.1: CFS divides sched_latency)"),
     row(B::PartialMemcgWalk, "partial-memcg-walk", V6_12,
-        "after v6.8; commit not identified",
+        "6be5e186fd65 mm: vmscan: restore incremental cgroup iteration (v6.11; release inferred)",
         &["shrink_node_memcgs", "mem_cgroup_iter"], &[],
         "direct reclaim walks memcgs partially with a shared cookie"),
     row(B::CacheTrimModeFailed, "cache-trim-mode-failed", V6_12,
-        "after v6.8; commit not identified",
+        "d221dd5fea64 mm, vmscan: retry kswapd's priority loop with cache_trim_mode off on failure (v6.9)",
         &["prepare_scan_control", "shrink_node"], &[],
         "cache_trim_mode is skipped after it failed (no_cache_trim_mode)"),
     row(B::KswapdCountsReclaimed, "kswapd-counts-reclaimed", V6_12,
-        "after v6.8; commit not identified",
+        "3f74e6bd3b84 mm/mglru: fix overshooting shrinker memory (v6.11)",
         &["kswapd_shrink_node"], &[],
         "kswapd_shrink_node returns max(nr_scanned, reclaimed) >= nr_to_reclaim"),
     row(B::RefaultSwapCheckEvictionMemcg, "refault-swap-check-eviction-memcg", V6_12,
-        "v6.3; commit not identified",
+        "f78dfc7b77d5 workingset: fix confusion around eviction vs refault container (v6.3)",
         &["workingset_test_recent"], &[],
         "the refault swap check uses the eviction memcg, not the refaulting one"),
     row(B::Ext4WritepageRemoved, "ext4-writepage-removed", V6_12,
-        "ext4 drops ->writepage after 6.1; commit not identified",
+        "dae999602eeb ext4: stop providing .writepage hook (v6.2; release inferred)",
         &["pageout"], &[],
         "ext4 has no ->writepage: reclaim cannot write ext4 pages itself (6.1: kswapd may)"),
     row(B::VmaHasRecency, "vma-has-recency", V6_12,
-        "v6.3 vma_has_recency (spec mglru.md §0 Era A'); commit not identified",
+        "8788f6781486 mm: add vma_has_recency() (v6.3)",
         &["folio_referenced_one", "vma_has_recency"], &[],
         "folio_referenced skips VM_SEQ_READ and VM_RAND_READ vmas (6.1: ignores young only for VM_SEQ_READ)"),
     row(B::SyncSwapIoInPgpg, "sync-swap-io-in-pgpg", V6_12,
-        "bdev_read_page/bdev_write_page removed after 6.1; commit not identified",
+        "3222d8c2a7f8 block: remove ->rw_page (v6.3)",
         &["swap_read_folio", "__swap_writepage"], &[],
         "swap I/O to zram goes through submit_bio and counts pgpgin/pgpgout"),
     row(B::ReadaheadRework, "readahead-rework", V6_12,
@@ -204,67 +199,67 @@ pub const TABLE: [Row; 66] = [
         &["page_cache_sync_ra", "page_cache_async_ra", "page_cache_next_miss", "page_cache_ra_unbounded", "filemap_map_pages"], &[],
         "sync and async readahead decide for themselves (no ondemand_readahead); ra stops at a failed charge"),
     row(B::MemoryReclaimSwappiness, "memory-reclaim-swappiness", V6_12,
-        "v6.13 per spec mglru.md §0 (the model gives it to 6.12); commit not identified",
+        "68cd9050d871 mm: add swappiness= arg to memory.reclaim (v6.13; the model gives it to 6.12)",
         &["memory_reclaim"], &[],
         "memory.reclaim takes swappiness="),
     row(B::MemoryReclaimQuarterBatch, "memory-reclaim-quarter-batch", V6_12,
-        "after 6.1; commit not identified",
+        "287d5fedb377 mm: memcg: use larger batches for proactive reclaim (v6.9)",
         &["memory_reclaim"], &[],
         "memory.reclaim asks try_to_free_mem_cgroup_pages for a quarter of what remains (6.1: all of it)"),
     row(B::RefaultOfDeadMemcgCounts, "refault-of-dead-memcg-counts", V6_12,
-        "after 6.1; commit not identified",
+        "ffcb5f5262b7 workingset: refactor LRU refault to expose refault recency check (v6.5)",
         &["workingset_refault"], &[],
         "a refault whose eviction memcg is gone still counts workingset_refault_*"),
     row(B::CgroupCongestedSplit, "cgroup-congested-split", V6_12,
-        "after 6.1: LRUVEC_CONGESTED split in cgroup and node bits; commit not identified",
+        "1bc545bff45c mm/vmscan: fix root proactive reclaim unthrottling unbalanced node (v6.5; release inferred)",
         &["do_try_to_free_pages", "snapshot_refaults"], &[],
         "do_try_to_free_pages clears only LRUVEC_CGROUP_CONGESTED (6.1: its one congested bit)"),
     row(B::LruGenShrinkNode, "lru-gen-shrink-node", V6_12,
-        "v6.3 lru_gen_shrink_node (spec mglru.md §0 Era A'); commit not identified",
+        "e4dde56cd208 mm: multi-gen LRU: per-node lru_gen_folio lists (v6.3)",
         &["lru_gen_shrink_node", "shrink_node_memcgs", "try_to_shrink_lruvec", "should_abort_scan"], &[],
         "MGLRU reclaim goes through lru_gen_shrink_node/try_to_shrink_lruvec (6.1: get_nr_to_scan per memcg)"),
     row(B::MemcgLru, "memcg-lru", V6_12,
-        "v6.3 memcg LRU (spec mglru.md §0 Era A'); commit not identified",
+        "e4dde56cd208 mm: multi-gen LRU: per-node lru_gen_folio lists (v6.3)",
         &["shrink_many", "lru_gen_rotate_memcg"], &[B::LruGenShrinkNode],
         "the kernel's default memcg walk is the memcg LRU (6.1: mem_cgroup_iter); a policy's walk is its @WALK"),
     row(B::AgingFromEvictionPath, "aging-from-eviction-path", V6_12,
-        "v6.3 removal of the aging fairness safeguard (spec mglru.md §0 Era A'); commit not identified",
+        "7348cc91821b mm: multi-gen LRU: remove aging fairness safeguard (v6.3)",
         &["lru_gen_age_node", "age_lruvec"], &[],
         "kswapd's lru_gen_age_node only checks min_ttl; aging runs from the eviction path (6.1: age_lruvec)"),
     row(B::AgingCheckBeforeSizing, "aging-check-before-sizing", V6_12,
-        "after 6.1; commit not identified",
+        "7348cc91821b mm: multi-gen LRU: remove aging fairness safeguard (v6.3)",
         &["should_run_aging"], &[],
         "should_run_aging returns before sizing the lruvec when aging is a must"),
     row(B::ForcedAgingNeedsMmWalk, "forced-aging-needs-mm-walk", V6_12,
-        "after 6.1; commit not identified",
+        "f386e9314025 mm: multi-gen LRU: simplify arch_has_hw_pte_young() check (v6.3)",
         &["try_to_inc_max_seq"], &[],
         "a forced scan walks page tables only with LRU_GEN_MM_WALK (6.1: always)"),
     row(B::IsolateFolioTrustsCallers, "isolate-folio-trusts-callers", V6_12,
-        "after 6.1; commit not identified",
+        "e9d4e1ee7880 mm: multi-gen LRU: clarify scan_control flags (v6.3)",
         &["isolate_folio"], &[],
         "isolate_folio no longer refuses under !may_unmap or !may_writepage (callers skip such reclaim)"),
     row(B::FlusherWakeupOnUnqueuedDirty, "flusher-wakeup-on-unqueued-dirty", V6_12,
-        "the 2025 OOM fix (Era D; in 7.1 and Debian's 6.12.107); commit not identified",
+        "1bc542c6a0d1 mm/vmscan: wake up flushers conditionally to avoid cgroup OOM (release unknown; matched by subject, in 7.1 and in Debian's 6.12.107)",
         &["evict_folios", "shrink_node", "wakeup_flusher_threads"], &[],
         "MGLRU feeds sc->nr.file_taken/unqueued_dirty; the flusher wakes when all taken file pages were unqueued dirty"),
     row(B::RefaultCountsEveryRefault, "refault-counts-every-refault", V6_12,
-        "after 6.1.176; commit not identified",
+        "3af0191a594d Multi-gen LRU: fix workingset accounting (v6.5)",
         &["lru_gen_refault", "sort_folio"], &[],
         "lru_gen_refault counts workingset_refault for every refault and workingset_activate itself (6.1.176: recent refaults, and sort_folio counts protection as activation)"),
     row(B::ProactiveMmWalker, "proactive-mm-walker", V6_12,
-        "after 6.1; commit not identified",
+        "e9d4e1ee7880 mm: multi-gen LRU: clarify scan_control flags (v6.3)",
         &["set_mm_walk"], &[],
         "proactive reclaim holds an mm walker (as kswapd does)"),
     row(B::LookAroundCanSwapByType, "look-around-can-swap-by-type", V6_12,
-        "after 6.1; commit not identified",
+        "a3235ea2a88b Multi-gen LRU: fix can_swap in lru_gen_look_around() (v6.6; id from akpm/mm)",
         &["lru_gen_look_around", "get_pfn_folio"], &[],
         "look-around updates anon neighbours when the folio it starts from is anon (6.1: unless a walker at swappiness 0)"),
     row(B::LookAroundActivatesDirectly, "look-around-activates-directly", V6_12,
-        "after 6.1; commit not identified",
+        "abf086721a2f mm: multi-gen LRU: simplify lru_gen_look_around() (v6.3)",
         &["lru_gen_look_around"], &[],
         "look-around activates young off-generation folios one by one (6.1: a bitmap batch of at most PAGEVEC_SIZE)"),
     row(B::DebugfsMmWalkStats, "debugfs-mm-walk-stats", V6_12,
-        "v6.12's 4 mm-walk stats (spec mglru.md §0 Era B); commit not identified",
+        "ddd6d8e975b1 mm: multi-gen LRU: remove MM_LEAF_OLD and MM_NONLEAF_TOTAL stats (v6.12)",
         &["lru_gen_seq_show"], &[],
         "lru_gen_full prints TYFA mm-walk stats and x marks (6.1: LOYNFA and blanks)"),
     row(B::ActiveAddClearsRefs, "active-add-clears-refs", V6_12,
@@ -272,43 +267,43 @@ pub const TABLE: [Row; 66] = [
         &["lru_gen_add_folio"], &[],
         "a folio added active also loses its refs counter and PG_referenced (not once lru-gen-folio-seq is in)"),
     row(B::FaultAroundCreditsFaultingFolioOnly, "fault-around-credits-faulting-folio-only", V7_1,
-        "found in Debian's 7.2.13 source, confirmed by the readahead validation suite; not in the 2026 series, assumed to predate 7.1; commit not identified",
+        "0b9c0aeba938 mm/filemap: count only the faulting address as a mmap hit (v7.2 in akpm/mm beside the series; the model gives it to 7.1, as the base the series was measured on (unverified): mglru:7.1-fault-around-credits-faulting-folio-only is 7.1 without it)",
         &["filemap_map_pages"], &[],
         "filemap_map_pages credits mmap_miss once per fault, for the faulting folio only"),
-    row(B::WorkingsetTopTier, "workingset-top-tier", V7_1, REWORK_2024,
-        &["folio_lru_refs", "lru_tier_from_refs", "lru_gen_inc_refs", "sort_folio", "isolate_folio", "lru_gen_eviction"], &[],
+    row(B::WorkingsetTopTier, "workingset-top-tier", V7_1, "4d5d14a01e2c mm/mglru: rework workingset protection (v6.14)",
+        &["folio_lru_refs", "lru_tier_from_refs", "lru_gen_inc_refs", "sort_folio", "isolate_folio", "lru_gen_eviction"], &[B::RefaultCountsEveryRefault],
         "new tier encoding: PG_workingset is the top tier, fd accesses count ref -> counter -> workingset"),
-    row(B::ProtectedAtTier, "protected-at-tier", V7_1, REWORK_2024,
+    row(B::ProtectedAtTier, "protected-at-tier", V7_1, "798c0330c2ca mm/mglru: rework aging feedback (v6.14)",
         &["read_ctrl_pos", "reset_ctrl_pos", "inc_min_seq", "lru_gen_seq_show"], &[B::WorkingsetTopTier],
         "protected counts sit at index tier (tier 0 included) and inc_min_seq counts them"),
-    row(B::SetRefsOnPteYoung, "set-refs-on-pte-young", V7_1, REWORK_2024,
+    row(B::SetRefsOnPteYoung, "set-refs-on-pte-young", V7_1, "4d5d14a01e2c mm/mglru: rework workingset protection (v6.14)",
         &["folio_update_gen", "lru_gen_set_refs", "lru_gen_look_around", "folio_check_references"], &[B::WorkingsetTopTier],
         "a young PTE first marks PG_referenced, the second sighting promotes and sets workingset; rmap uses lru_gen_set_refs"),
-    row(B::LruGenFolioSeq, "lru-gen-folio-seq", V7_1, REWORK_2024,
+    row(B::LruGenFolioSeq, "lru-gen-folio-seq", V7_1, "4d5d14a01e2c mm/mglru: rework workingset protection (v6.14)",
         &["lru_gen_folio_seq", "lru_gen_add_folio"], &[B::WorkingsetTopTier],
         "placement by lru_gen_folio_seq: max_seq - 3 (or - 2, workingset), faulted max_seq - 1"),
-    row(B::TypeSelectionAllTiers, "type-selection-all-tiers", V7_1, REWORK_2024,
+    row(B::TypeSelectionAllTiers, "type-selection-all-tiers", V7_1, "37a260870f2c mm/mglru: rework type selection (v6.14)",
         &["get_type_to_scan", "get_tier_idx", "read_ctrl_pos", "isolate_folios"], &[B::ProtectedAtTier],
         "type choice compares all tiers with gains (s, 200 - s), tier gains 2:3, no older-min_seq-first rule"),
-    row(B::IndependentMinSeq, "independent-min-seq", V7_1, REWORK_2024,
+    row(B::IndependentMinSeq, "independent-min-seq", V7_1, "798c0330c2ca mm/mglru: rework aging feedback (v6.14)",
         &["try_to_inc_min_seq", "inc_max_seq", "evictable_min_seq", "lruvec_is_reclaimable", "lru_gen_seq_show"], &[],
         "anon and file min_seq move independently (6.x: anon <= file)"),
-    row(B::AgingByGenCount, "aging-by-gen-count", V7_1, REWORK_2024,
+    row(B::AgingByGenCount, "aging-by-gen-count", V7_1, "798c0330c2ca mm/mglru: rework aging feedback (v6.14)",
         &["should_run_aging"], &[B::IndependentMinSeq],
         "aging is triggered only by the number of generations (no young/old heuristic)"),
-    row(B::RefaultRecentWindow, "refault-recent-window", V7_1, REWORK_2024,
+    row(B::RefaultRecentWindow, "refault-recent-window", V7_1, "b1a71694fb00 mm/mglru: rework refault detection (v6.14)",
         &["lru_gen_refault", "lru_gen_test_recent"], &[B::WorkingsetTopTier],
         "a refault is recent within MAX_NR_GENS of max_seq (6.x: token seq == min_seq)"),
-    row(B::SwappinessAnonOnly, "swappiness-anon-only", V7_1, ERA_D,
+    row(B::SwappinessAnonOnly, "swappiness-anon-only", V7_1, "mm: add swappiness=max arg to memory.reclaim for only anon reclaim, Zhongkun He, 2025 (likely v6.16); commit id not found",
         &["get_swappiness", "memory_reclaim", "lru_gen_seq_write"], &[],
         "SWAPPINESS_ANON_ONLY (201, \"max\" in memory.reclaim and lru_gen) reclaims anon only"),
-    row(B::EvictNrToScanBound, "evict-nr-to-scan-bound", V7_1, ERA_D,
+    row(B::EvictNrToScanBound, "evict-nr-to-scan-bound", V7_1, "mm: vmscan: apply proportional reclaim pressure for memcg when MGLRU is enabled, Koichiro Den, 2025 (likely v6.16/v6.17); commit id not found",
         &["evict_folios", "scan_folios", "run_eviction"], &[],
         "evict_folios takes an nr_to_scan bound (6.x: always up to MAX_LRU_BATCH)"),
-    row(B::ProportionalProtection, "proportional-protection", V7_1, ERA_D,
+    row(B::ProportionalProtection, "proportional-protection", V7_1, "mm: vmscan: apply proportional reclaim pressure for memcg when MGLRU is enabled, Koichiro Den, 2025 (likely v6.16/v6.17); commit id not found",
         &["get_nr_to_scan", "apply_proportional_protection"], &[],
         "memory.low/min scale nr_to_scan proportionally"),
-    row(B::RejectedFolioPlacement, "rejected-folio-placement", V7_1, REWORK_2024,
+    row(B::RejectedFolioPlacement, "rejected-folio-placement", V7_1, "4d5d14a01e2c mm/mglru: rework workingset protection (v6.14; the evict_folios hunk not read line by line)",
         &["evict_folios"], &[],
         "evict_folios puts rejected folios back through lru_gen_folio_seq (6.x: keep, max_seq or retry by flags)"),
     row(B::WalkSmallMms, "walk-small-mms", V7_1,
@@ -316,11 +311,11 @@ pub const TABLE: [Row; 66] = [
         &["iterate_mm_list"], &[],
         "the mm walk no longer skips mms whose RSS is small"),
     row(B::GetPfnFolioListedOnly, "get-pfn-folio-listed-only", V7_1,
-        "7.x get_pfn_folio; commit not identified",
+        "7.x get_pfn_folio; its anon-only-if-can-swap test went with 798c0330c2ca mm/mglru: rework aging feedback (v6.14), the listed-only rule: commit not identified",
         &["get_pfn_folio", "lru_gen_look_around"], &[],
         "page-table walks take only folios on a generation list of this lruvec (6.x: also isolated ones, anon only if it can swap)"),
     row(B::DebugfsMemcgId, "debugfs-memcg-id", V7_1,
-        "7.x lru_gen_seq_show/lru_gen_seq_write; commit not identified",
+        "20ccbd89afe4 mm/vmscan: use cgroup ID instead of private memcg ID in lru_gen interface (release unknown, dated 2025-12-25; release not verified)",
         &["lru_gen_seq_show", "lru_gen_seq_write"], &[],
         "lru_gen prints and parses memcg ids as 64-bit (6.x: %5hu, %u) and parses the swappiness as a word"),
     row(B::DebugfsCmdTargetsMemcg, "debugfs-cmd-targets-memcg", V7_1,
@@ -337,7 +332,7 @@ pub const TABLE: [Row; 66] = [
         &["scan_folios", "evict_folios"], &[],
         "03 callers clamp the scan batch (no behaviour change)"),
     row(B::RestructureReclaimLoop, "restructure-reclaim-loop", V7_2, "163bc3d68c9f, 2026 series 04/15",
-        &["try_to_shrink_lruvec", "get_nr_to_scan"], &[],
+        &["try_to_shrink_lruvec", "get_nr_to_scan"], &[B::LruGenShrinkNode],
         "04 budget computed once; aging is a predicate inside the loop, even at DEF_PRIORITY when forced"),
     row(B::ExactScanCount, "exact-scan-count", V7_2, "3a72e078b4a3, 2026 series 05/15",
         &["scan_folios", "evict_folios", "isolate_folios"], &[],
@@ -346,10 +341,10 @@ pub const TABLE: [Row; 66] = [
         &["isolate_folios"], &[],
         "06 switch type only when the scan visited nothing (Barry Song)"),
     row(B::SmallerReclaimBatch, "smaller-reclaim-batch", V7_2, "6e9be217a3ce, 2026 series 07/15",
-        &["try_to_shrink_lruvec"], &[],
+        &["try_to_shrink_lruvec"], &[B::LruGenShrinkNode],
         "07 evict at most 64 entries per loop iteration instead of 4096"),
     row(B::DontAbortAfterAging, "dont-abort-after-aging", V7_2, "12316f7902f8, 2026 series 08/15",
-        &["try_to_shrink_lruvec", "should_abort_scan"], &[],
+        &["try_to_shrink_lruvec", "should_abort_scan"], &[B::RestructureReclaimLoop],
         "08 keep evicting after aging; root reclaim leaves after one post-aging batch"),
     row(B::RemoveSwapConstrainedCheck, "remove-swap-constrained-check", V7_2, "acd22fbb9f47, 2026 series 09/15",
         &["isolate_folio", "sort_folio"], &[],
@@ -374,19 +369,19 @@ pub const TABLE: [Row; 66] = [
         "15 MGLRU feeds sc->nr; cgroup reclaim gets congestion throttling"),
     row(B::FgPromotion, "fg-promotion", First::Experimental,
         "MGLRU-FG RFC, patch 06/32 (spec series-2026.md §B); in no kernel",
-        &["lru_gen_inc_refs"], &[],
+        &["lru_gen_inc_refs"], &[B::WorkingsetTopTier],
         "EXPERIMENTAL MGLRU-FG: a file folio whose fd access count overflows is promoted one generation"),
-    row(B::ReferencedPlacement, "referenced-placement", V7_2_13, DEBIAN,
-        &["lru_gen_folio_seq"], &[],
+    row(B::ReferencedPlacement, "referenced-placement", V7_2_13, "6cbdd9726fb5 mm/mglru: use folio_mark_accessed to replace folio_set_active (v7.2)",
+        &["lru_gen_folio_seq"], &[B::LruGenFolioSeq],
         "7.2.13: lru_gen_folio_seq places PG_referenced folios like workingset ones (max_seq - 2)"),
-    row(B::FaultMarksAccessed, "fault-marks-accessed", V7_2_13, DEBIAN,
-        &["folio_add_lru"], &[],
+    row(B::FaultMarksAccessed, "fault-marks-accessed", V7_2_13, "6cbdd9726fb5 mm/mglru: use folio_mark_accessed to replace folio_set_active (v7.2)",
+        &["folio_add_lru"], &[B::WorkingsetTopTier],
         "7.2.13: folio_add_lru in a fault activates only workingset folios and marks the others accessed"),
-    row(B::SecondAccessPromotion, "second-access-promotion", V7_2_13, DEBIAN,
-        &["lru_gen_set_refs"], &[],
+    row(B::SecondAccessPromotion, "second-access-promotion", V7_2_13, "6cbdd9726fb5 mm/mglru: use folio_mark_accessed to replace folio_set_active (v7.2; the lru_gen_set_refs hunk known from a description of the diff)",
+        &["lru_gen_set_refs"], &[B::SetRefsOnPteYoung],
         "7.2.13: lru_gen_set_refs promotes to workingset only after two fd/PTE references, else counts one more"),
-    row(B::RefaultActivateWorkingsetOnly, "refault-activate-workingset-only", V7_2_13, DEBIAN,
-        &["lru_gen_refault"], &[],
+    row(B::RefaultActivateWorkingsetOnly, "refault-activate-workingset-only", V7_2_13, "6cbdd9726fb5 mm/mglru: use folio_mark_accessed to replace folio_set_active (v7.2)",
+        &["lru_gen_refault"], &[B::WorkingsetTopTier],
         "7.2.13: lru_gen_refault counts workingset_activate only for workingset folios"),
     row(B::MemcgReclaimAbortsAtGoal, "memcg-reclaim-aborts-at-goal", V7_2_13, DEBIAN,
         &["should_abort_scan"], &[],
@@ -430,14 +425,33 @@ impl Behaviour {
         B::RefaultActivateWorkingsetOnly,
         B::MemcgReclaimAbortsAtGoal,
     ];
-    /// The behaviours bisect walks, in the order it applies them: by first kernel (the series,
-    /// in 7.2; Debian 7.2.13's changes), then the experimental ones, and within a kernel in
-    /// table (series) order. Earlier kernels' behaviours are not bisected: their
-    /// combinations with each other are not modelled one by one.
-    pub const BISECT_ORDER: [Behaviour; 21] = {
-        let mut out = [B::FgPromotion; 21];
+    /// The behaviours the classical LRU's machine reads (outside MGLRU's code): the only ones a
+    /// `classic` policy may add or remove.
+    pub const OUTSIDE_MGLRU: [Behaviour; 16] = [
+        B::FolioBatch31,
+        B::CostCountsRotations,
+        B::Eevdf,
+        B::PartialMemcgWalk,
+        B::CacheTrimModeFailed,
+        B::KswapdCountsReclaimed,
+        B::RefaultSwapCheckEvictionMemcg,
+        B::Ext4WritepageRemoved,
+        B::VmaHasRecency,
+        B::SyncSwapIoInPgpg,
+        B::ReadaheadRework,
+        B::MemoryReclaimSwappiness,
+        B::MemoryReclaimQuarterBatch,
+        B::RefaultOfDeadMemcgCounts,
+        B::CgroupCongestedSplit,
+        B::FaultAroundCreditsFaultingFolioOnly,
+    ];
+    /// Every behaviour in the order bisect applies them: by first kernel (6.12, 7.1, 7.2,
+    /// 7.2.13), then the experimental ones, and within a kernel in table (series) order, so
+    /// that a behaviour comes after those it requires.
+    pub const BISECT_ORDER: [Behaviour; TABLE.len()] = {
+        let mut out = [B::FgPromotion; TABLE.len()];
         let mut n = 0;
-        let firsts = [V7_2, V7_2_13, First::Experimental];
+        let firsts = [V6_12, V7_1, V7_2, V7_2_13, First::Experimental];
         let mut k = 0;
         while k < firsts.len() {
             let mut i = 0;
@@ -450,7 +464,7 @@ impl Behaviour {
             }
             k += 1;
         }
-        assert!(n == 21);
+        assert!(n == TABLE.len());
         out
     };
 
@@ -467,25 +481,39 @@ impl Behaviour {
     pub const fn first(self) -> First {
         self.row().first
     }
-    /// The upstream commit id of a 2026 series patch; None for every other row (whose
-    /// `upstream` field says what is known).
+    /// The upstream commit id, where the row names one (its `upstream` field starts with
+    /// at least 12 hex digits).
     pub fn commit(self) -> Option<&'static str> {
-        if Behaviour::SERIES.contains(&self) {
-            self.row().upstream.split(',').next()
-        } else {
-            None
-        }
+        let up = self.row().upstream;
+        let n = up
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(up.len());
+        (n >= 12).then(|| &up[..n])
     }
     pub const fn requires(self) -> &'static [Behaviour] {
         self.row().requires
     }
-    /// Whether bisect may walk it (a behaviour of 7.2 or later, or an experimental one).
-    pub fn bisectable(self) -> bool {
-        Behaviour::BISECT_ORDER.contains(&self)
+    /// Whether the classical LRU's machine reads it ([`Behaviour::OUTSIDE_MGLRU`]).
+    pub fn outside_mglru(self) -> bool {
+        Behaviour::OUTSIDE_MGLRU.contains(&self)
     }
     const fn bit(self) -> u128 {
         1 << self as u32
     }
+}
+
+/// Where the behaviour name at the start of `body` ends: after the longest known name that
+/// is followed by the end, '+' or '-' (names themselves contain '-'); else at the first '+'
+/// (the unknown name then gets its error).
+fn modifier_end(body: &str) -> usize {
+    let ends_there = |n: usize| matches!(body.as_bytes().get(n), None | Some(b'+' | b'-'));
+    Behaviour::ALL
+        .iter()
+        .map(|b| b.name())
+        .filter(|name| body.starts_with(name) && ends_there(name.len()))
+        .map(str::len)
+        .max()
+        .unwrap_or_else(|| body.find('+').unwrap_or(body.len()))
 }
 
 const fn first_eq(a: First, b: First) -> bool {
@@ -520,11 +548,18 @@ impl Behaviours {
     pub const NONE: Behaviours = Behaviours(0);
 
     /// Every behaviour whose first kernel is at most `k` (experimental ones stay opt-in).
-    pub fn of(k: Kernel) -> Behaviours {
-        TABLE
-            .iter()
-            .filter(|r| r.first <= First::Kernel(k))
-            .fold(Behaviours::NONE, |s, r| s.with(r.behaviour))
+    pub const fn of(k: Kernel) -> Behaviours {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < TABLE.len() {
+            if let First::Kernel(f) = TABLE[i].first {
+                if f as u8 <= k as u8 {
+                    bits |= TABLE[i].behaviour.bit();
+                }
+            }
+            i += 1;
+        }
+        Behaviours(bits)
     }
     pub fn with(self, b: Behaviour) -> Behaviours {
         Behaviours(self.0 | b.bit())
@@ -547,6 +582,49 @@ impl Behaviours {
     }
     pub fn iter(self) -> impl Iterator<Item = Behaviour> {
         Behaviour::ALL.into_iter().filter(move |&b| self.has(b))
+    }
+    /// `self` changed by policy-string modifiers: `+name` turns a behaviour on, `-name` off,
+    /// e.g. "+avoid-type-fallback-folio-batch-31". Names contain '-': a modifier ends at '+' or
+    /// at a '-' that starts a known name.
+    pub fn apply_modifiers(self, mut mods: &str) -> Result<Behaviours, String> {
+        let mut out = self;
+        while !mods.is_empty() {
+            let add = match mods.as_bytes()[0] {
+                b'+' => true,
+                b'-' => false,
+                _ => return Err(format!("'{mods}': a behaviour modifier starts with + or -")),
+            };
+            let body = &mods[1..];
+            let end = modifier_end(body);
+            let b: Behaviour = body[..end].parse()?;
+            out = if add { out.with(b) } else { out.without(b) };
+            mods = &body[end..];
+        }
+        Ok(out)
+    }
+    /// The modifiers that turn `base` into `self`, in table order ("+a-b"), as
+    /// [`Behaviours::apply_modifiers`] reads them.
+    pub fn modifiers_from(self, base: Behaviours) -> String {
+        let mut s = String::new();
+        for b in Behaviour::ALL {
+            if self.has(b) != base.has(b) {
+                s.push(if self.has(b) { '+' } else { '-' });
+                s.push_str(b.name());
+            }
+        }
+        s
+    }
+    /// `self` without every behaviour whose requirements it lacks, directly or through others
+    /// (what turning a behaviour off takes with it).
+    pub fn without_unmet_requirements(self) -> Behaviours {
+        let mut out = self;
+        while let Some(w) = out
+            .iter()
+            .find(|w| w.requires().iter().any(|r| !out.has(*r)))
+        {
+            out = out.without(w);
+        }
+        out
     }
     /// Every behaviour that is on has the behaviours it requires on ([`Behaviour::requires`]).
     pub fn check_requirements(self) -> Result<(), String> {
@@ -576,12 +654,19 @@ impl KernelModel {
     }
 }
 
-impl From<Kernel> for KernelModel {
-    fn from(version: Kernel) -> Self {
+impl KernelModel {
+    /// A kernel with its own behaviours.
+    pub const fn of(version: Kernel) -> KernelModel {
         KernelModel {
             version,
             behaviours: Behaviours::of(version),
         }
+    }
+}
+
+impl From<Kernel> for KernelModel {
+    fn from(version: Kernel) -> Self {
+        KernelModel::of(version)
     }
 }
 
@@ -597,7 +682,7 @@ impl crate::sim::PolicySpec {
     /// LRU_GEN_CORE) the machine reclaims as 6.12's classical LRU does: 6.12's at most.
     pub fn machine_behaviours(&self) -> Option<Behaviours> {
         match self {
-            crate::sim::PolicySpec::Classic(k, _) => Some(Behaviours::of(*k)),
+            crate::sim::PolicySpec::Classic(k, _) => Some(k.behaviours),
             crate::sim::PolicySpec::Mglru(c) if c.enabled & crate::consts::LRU_GEN_CORE == 0 => {
                 Some(c.switches.and(Behaviours::of(c.kernel.min(Kernel::V6_12))))
             }

@@ -3,11 +3,12 @@
 //! deterministic). Kernel policies run on the machine model; textbook policies on a plain cache.
 
 use crate::access::{PageRef, Via};
+use crate::behaviour::{Behaviour, Behaviours, KernelModel};
 use crate::consts::*;
 use crate::machine::{pg, Ctx, Machine, MachineConfig, MemcgWalk, Owner, StepTimes, Vm};
 use crate::metrics::*;
 use crate::policy::classic::Classic;
-use crate::policy::mglru::{Mglru, MglruConfig, Switch};
+use crate::policy::mglru::{Mglru, MglruConfig};
 use crate::policy::Policy;
 use crate::sched::{Dispatch, Placement, Sched};
 use crate::textbook::{TextbookCache, TextbookKind};
@@ -17,12 +18,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-/// A policy as named on the command line: `classic[:6.1|6.12]`,
-/// `mglru[:6.1|6.12|7.1|7.2|7.2.13][+switch...][-switch...]`, `lru`, `clock`, `fifo`.
+/// A policy as named on the command line: `classic[:6.1|6.12][+behaviour...][-behaviour...]`,
+/// `mglru[:6.1|6.12|7.1|7.2|7.2.13][+behaviour...][-behaviour...]`, `lru`, `clock`, `fifo`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicySpec {
-    /// The classical LRU of a kernel, with its memcg walk for global reclaim.
-    Classic(Kernel, MemcgWalk),
+    /// The classical LRU of a kernel (its behaviours, with any `+name`/`-name` of
+    /// [`Behaviour::OUTSIDE_MGLRU`](crate::behaviour::Behaviour::OUTSIDE_MGLRU)), with its
+    /// memcg walk for global reclaim.
+    Classic(KernelModel, MemcgWalk),
     Mglru(MglruConfig),
     Textbook(TextbookKind),
 }
@@ -30,7 +33,7 @@ pub enum PolicySpec {
 impl PolicySpec {
     /// The classical LRU of a kernel with `mem_cgroup_iter` walks.
     pub const fn classic(kernel: Kernel) -> Self {
-        PolicySpec::Classic(kernel, MemcgWalk::Iter)
+        PolicySpec::Classic(KernelModel::of(kernel), MemcgWalk::Iter)
     }
 
     /// The memcg walk of a kernel policy.
@@ -50,12 +53,12 @@ impl PolicySpec {
             )),
             PolicySpec::Classic(k, _) => Ok(PolicySpec::Classic(k, walk)),
             PolicySpec::Mglru(c)
-                if walk == MemcgWalk::MemcgLru
-                    && MglruConfig::default_memcg_walk(c.kernel) != MemcgWalk::MemcgLru =>
+                if walk == MemcgWalk::MemcgLru && !c.switches.has(Behaviour::MemcgLru) =>
             {
                 Err(format!(
-                    "mglru:{} has no memcg LRU (it came in v6.3): use @iter or @heat",
-                    c.kernel
+                    "{} has no memcg LRU (behaviour memcg-lru, v6.3): use @iter or @heat, or \
+                     add +memcg-lru",
+                    PolicySpec::Mglru(c)
                 ))
             }
             PolicySpec::Mglru(mut c) => {
@@ -69,54 +72,58 @@ impl PolicySpec {
     /// The kernel a policy models, if it is a kernel policy.
     pub fn kernel(&self) -> Option<Kernel> {
         match self {
-            PolicySpec::Classic(k, _) => Some(*k),
+            PolicySpec::Classic(k, _) => Some(k.version),
             PolicySpec::Mglru(c) => Some(c.kernel),
             PolicySpec::Textbook(_) => None,
         }
     }
 }
 
-/// Parses `mglru[:KERNEL][+switch|-switch]...`.
-fn parse_mglru(rest: &str) -> Result<PolicySpec, String> {
+/// Splits `KERNEL[+name|-name]...` into the kernel (`default` when empty) and the modifiers.
+fn split_kernel(rest: &str, default: Kernel) -> Result<(Kernel, &str), String> {
     let split = rest.find(['+', '-']).unwrap_or(rest.len());
-    let (kernel, mut mods) = rest.split_at(split);
-    let kernel: Kernel = if kernel.is_empty() {
-        Kernel::V7_2
+    let (kernel, mods) = rest.split_at(split);
+    let kernel = if kernel.is_empty() {
+        default
     } else {
         kernel.parse()?
     };
+    Ok((kernel, mods))
+}
+
+/// Parses `mglru[:KERNEL][+behaviour|-behaviour]...`. The default memcg walk follows the
+/// behaviours (`memcg-lru`).
+fn parse_mglru(rest: &str) -> Result<PolicySpec, String> {
+    let (kernel, mods) = split_kernel(rest, Kernel::V7_2)?;
     let mut cfg = MglruConfig::new(kernel);
-    while !mods.is_empty() {
-        let add = mods.starts_with('+');
-        let body = &mods[1..];
-        let end = body.find(['+', '-']).map(|i| {
-            // Switch names contain '-': a modifier ends only at "+" or at "-" followed by a
-            // known switch name.
-            let mut j = i;
-            loop {
-                let tail = &body[j..];
-                if tail.starts_with('+')
-                    || Switch::ALL.iter().any(|w| tail[1..].starts_with(w.name()))
-                {
-                    return j;
-                }
-                match body[j + 1..].find(['+', '-']) {
-                    Some(k) => j = j + 1 + k,
-                    None => return body.len(),
-                }
-            }
-        });
-        let end = end.unwrap_or(body.len());
-        let w: Switch = body[..end].parse()?;
-        cfg.switches = if add {
-            cfg.switches.with(w)
-        } else {
-            cfg.switches.without(w)
-        };
-        mods = &body[end..];
-    }
+    cfg.switches = cfg.switches.apply_modifiers(mods)?;
     cfg.switches.check_requirements()?;
+    cfg.memcg_walk = MglruConfig::default_memcg_walk(cfg.switches);
     Ok(PolicySpec::Mglru(cfg))
+}
+
+/// Parses `classic[:KERNEL][+behaviour|-behaviour]...`: the behaviours the classical LRU's
+/// machine reads ([`Behaviour::OUTSIDE_MGLRU`]) only.
+fn parse_classic(rest: &str) -> Result<PolicySpec, String> {
+    let (k, mods) = split_kernel(rest, Kernel::V6_12)?;
+    if k > Kernel::V6_12 {
+        return Err(format!(
+            "classic models kernels 6.1 and 6.12 (7.x behaves as 6.12 on the classical path): use classic:6.12, not classic:{k}"
+        ));
+    }
+    let mut km = KernelModel::from(k);
+    km.behaviours = km.behaviours.apply_modifiers(mods)?;
+    if let Some(b) = Behaviour::ALL
+        .into_iter()
+        .find(|b| !b.outside_mglru() && km.behaviours.has(*b) != Behaviours::of(k).has(*b))
+    {
+        return Err(format!(
+            "classic:{k}: '{b}' is a behaviour of MGLRU's code, which the classical LRU never \
+             runs (see `reclaimlab behaviours`)"
+        ));
+    }
+    km.behaviours.check_requirements()?;
+    Ok(PolicySpec::Classic(km, MemcgWalk::Iter))
 }
 
 impl FromStr for PolicySpec {
@@ -129,20 +136,15 @@ impl FromStr for PolicySpec {
             let rest = rest.strip_prefix(':').unwrap_or(rest);
             return parse_mglru(rest);
         }
+        if let Some(rest) = s.strip_prefix("classic") {
+            let rest = rest.strip_prefix(':').unwrap_or(rest);
+            return parse_classic(rest);
+        }
         let (name, kernel) = match s.split_once(':') {
             Some((n, k)) => (n, Some(k.parse::<Kernel>()?)),
             None => (s, None),
         };
         match name {
-            "classic" => {
-                let k = kernel.unwrap_or(Kernel::V6_12);
-                if k > Kernel::V6_12 {
-                    return Err(format!(
-                        "classic models kernels 6.1 and 6.12 (7.x behaves as 6.12 on the classical path): use classic:6.12, not classic:{k}"
-                    ));
-                }
-                Ok(PolicySpec::classic(k))
-            }
             "lru" | "clock" | "fifo" if kernel.is_none() => Ok(PolicySpec::Textbook(name.parse()?)),
             "lru" | "clock" | "fifo" => Err(format!("textbook policy '{name}' takes no kernel")),
             _ => Err(format!(
@@ -156,21 +158,17 @@ impl fmt::Display for PolicySpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PolicySpec::Classic(k, w) => {
-                write!(f, "classic:{k}")?;
+                let mods = k.behaviours.modifiers_from(k.version.behaviours());
+                write!(f, "classic:{k}{mods}")?;
                 if *w != MemcgWalk::Iter {
                     write!(f, "@{w}")?;
                 }
                 Ok(())
             }
             PolicySpec::Mglru(c) => {
-                write!(f, "mglru:{}", c.kernel)?;
-                let base = MglruConfig::new(c.kernel);
-                for w in Switch::ALL {
-                    if c.switches.on(w) != base.switches.on(w) {
-                        write!(f, "{}{w}", if c.switches.on(w) { '+' } else { '-' })?;
-                    }
-                }
-                if c.memcg_walk != base.memcg_walk {
+                let mods = c.switches.modifiers_from(c.kernel.behaviours());
+                write!(f, "mglru:{}{mods}", c.kernel)?;
+                if c.memcg_walk != MglruConfig::default_memcg_walk(c.switches) {
                     write!(f, "@{}", c.memcg_walk)?;
                 }
                 Ok(())

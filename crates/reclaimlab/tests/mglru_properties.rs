@@ -13,6 +13,7 @@ mod prop_workload;
 
 use prop_workload::{PhaseDraw, Sizes};
 use proptest::prelude::*;
+use reclaimlab::behaviour::{Behaviour, Behaviours};
 use reclaimlab::consts::{Kernel, LRU_GEN_CORE, LRU_GEN_MM_WALK, LRU_GEN_NONLEAF_YOUNG};
 use reclaimlab::machine::{MachineConfig, SwapConfig};
 use reclaimlab::metrics::RunResult;
@@ -60,17 +61,28 @@ fn scenario(
 
 /// The MGLRU configuration: the kernel's defaults, then (7.x only) a random set of the
 /// series switches, the experimental FG promotion and the 7.2.13 changes, random capability bits (the core bit
-/// always on) and min_ttl_ms.
-fn mglru(kernel: Kernel, switch_bits: u32, caps: u8, min_ttl: bool) -> MglruConfig {
+/// always on) and min_ttl_ms. With `any_behaviours`, the behaviours are instead a random set of
+/// the whole table, closed under the requirements (the states bisect may walk between eras).
+fn mglru(
+    kernel: Kernel,
+    switch_bits: u32,
+    any_behaviours: Option<u128>,
+    caps: u8,
+    min_ttl: bool,
+) -> MglruConfig {
     let mut c = MglruConfig::new(kernel);
-    if matches!(kernel, Kernel::V7_1 | Kernel::V7_2 | Kernel::V7_2_13) {
+    if let Some(bits) = any_behaviours {
+        c.switches = random_behaviours(bits);
+        c.memcg_walk = MglruConfig::default_memcg_walk(c.switches);
+    } else if matches!(kernel, Kernel::V7_1 | Kernel::V7_2 | Kernel::V7_2_13) {
         c.switches = Switch::SERIES
             .iter()
             .chain(&[Switch::FgPromotion])
             .chain(&Switch::DEBIAN_7_2_13)
             .enumerate()
             .filter(|(i, _)| switch_bits & (1 << i) != 0)
-            .fold(Kernel::V7_1.behaviours(), |s, (_, &w)| s.with(w));
+            .fold(Kernel::V7_1.behaviours(), |s, (_, &w)| s.with(w))
+            .without_unmet_requirements();
     }
     c.enabled = LRU_GEN_CORE
         | if caps & 1 != 0 { LRU_GEN_MM_WALK } else { 0 }
@@ -81,6 +93,17 @@ fn mglru(kernel: Kernel, switch_bits: u32, caps: u8, min_ttl: bool) -> MglruConf
         };
     c.min_ttl_ms = if min_ttl { 1000 } else { 0 };
     c
+}
+
+/// The behaviours of `bits` (bit i: row i of the table), less those whose requirements are
+/// missing.
+fn random_behaviours(bits: u128) -> Behaviours {
+    Behaviour::ALL
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .fold(Behaviours::NONE, |s, (_, &b)| s.with(b))
+        .without_unmet_requirements()
 }
 
 /// Checks the lru_gen file: under each ` node` line, the generation lines' sequence numbers
@@ -132,7 +155,7 @@ fn check_result(
     r: &RunResult,
     expected: u64,
     zram: bool,
-    kernel: Kernel,
+    behaviours: Behaviours,
 ) -> Result<(), TestCaseError> {
     // Nothing lost or duplicated: every access ran, unless its task was OOM-killed.
     let killed = r.threads.iter().any(|t| t.killed);
@@ -166,7 +189,7 @@ fn check_result(
         let activate = g(&format!("workingset_activate_{t}"));
         let restore = g(&format!("workingset_restore_{t}"));
         prop_assert!(
-            kernel == Kernel::V6_1 || activate <= refault,
+            !behaviours.has(Behaviour::RefaultCountsEveryRefault) || activate <= refault,
             "{} activate {} > refault {}",
             t,
             activate,
@@ -216,12 +239,36 @@ proptest! {
         let kernel = Kernel::WITH_DEBIAN_7_2[kernel];
         let scn = scenario(mem, zram, limit_pct, phases, kernel);
         let expected = expected_accesses(&scn);
-        let cfg = mglru(kernel, switch_bits, caps, min_ttl);
+        let cfg = mglru(kernel, switch_bits, None, caps, min_ttl);
         let r = run(&scn, PolicySpec::Mglru(cfg), &RunOptions {
             seed, check_invariants: true, ..Default::default()
         });
         let r = match r { Ok(r) => r, Err(e) => return Err(TestCaseError::fail(e)) };
-        check_result(&r, expected, zram, kernel)?;
+        check_result(&r, expected, zram, cfg.switches)?;
+    }
+
+    /// Random workloads under random sets of every behaviour of the table (closed under the
+    /// requirements): any state `reclaimlab bisect` may run between two kernels of different
+    /// eras keeps every invariant.
+    #[test]
+    fn mglru_invariants_hold_under_any_behaviour_set(
+        mem in 600u64..1500,
+        zram in any::<bool>(),
+        limit_pct in 20u64..90,
+        phases in proptest::collection::vec((0u8..3, 0u8..4, 0u8..2, 0u32..101), 1..5),
+        bits in any::<u128>(),
+        caps in 0u8..4,
+        min_ttl in proptest::bool::weighted(0.2),
+        seed in 0u64..1000,
+    ) {
+        let scn = scenario(mem, zram, limit_pct, phases, Kernel::V7_2);
+        let expected = expected_accesses(&scn);
+        let cfg = mglru(Kernel::V7_2, 0, Some(bits), caps, min_ttl);
+        let r = run(&scn, PolicySpec::Mglru(cfg), &RunOptions {
+            seed, check_invariants: true, ..Default::default()
+        });
+        let r = match r { Ok(r) => r, Err(e) => return Err(TestCaseError::fail(e)) };
+        check_result(&r, expected, zram, cfg.switches)?;
     }
 
     /// The same with proactive reclaim: lru_gen `+` (aging) and `-` (eviction) commands on
@@ -262,7 +309,7 @@ proptest! {
             ..Default::default()
         });
         let r = match r { Ok(r) => r, Err(e) => return Err(TestCaseError::fail(e)) };
-        check_result(&r, expected, zram, kernel)?;
+        check_result(&r, expected, zram, kernel.behaviours())?;
         for c in &r.lru_gen_commands {
             prop_assert!(c.ok != c.error.is_some(), "{:?}", c);
         }

@@ -205,15 +205,20 @@ fn flush_empty_gens(r: &mut Rig, id: u64) {
 
 #[test]
 fn policy_spec_parses_switch_lists() {
-    let c = mglru_cfg("mglru:7.1+smaller-reclaim-batch+dont-abort-after-aging");
+    let c = mglru_cfg("mglru:7.1+restructure-reclaim-loop+dont-abort-after-aging");
     assert_eq!(c.kernel, Kernel::V7_1);
     assert_eq!(
         c.switches,
         Kernel::V7_1
             .behaviours()
-            .with(Switch::SmallerReclaimBatch)
+            .with(Switch::RestructureReclaimLoop)
             .with(Switch::DontAbortAfterAging)
     );
+    // 08 changes the loop 04 wrote: without 04 it would do nothing, so it is refused.
+    let err = "mglru:7.1+dont-abort-after-aging"
+        .parse::<PolicySpec>()
+        .unwrap_err();
+    assert!(err.contains("requires 'restructure-reclaim-loop'"), "{err}");
     let c = mglru_cfg("mglru:7.2-dont-abort-after-aging");
     assert_eq!(c.kernel, Kernel::V7_2);
     assert_eq!(
@@ -291,10 +296,11 @@ fn policy_spec_accepts_every_switch_name_and_round_trips() {
     );
     for w in SWITCHES {
         assert_eq!(w.name().parse::<Switch>(), Ok(w));
-        // A switch comes with the ones it requires (12 needs 10; 13, 14 and 15 need 11):
-        // alone it is refused, naming the requirement.
+        // A switch comes with the ones it requires (12 needs 10; 13, 14 and 15 need 11; 08
+        // needs 04): alone it is refused, naming the requirement 7.1 lacks.
         let needs: String = w.requires().iter().map(|r| format!("+{r}")).collect();
-        if let Some(r) = w.requires().first() {
+        let v7_1 = Kernel::V7_1.behaviours();
+        if let Some(r) = w.requires().iter().find(|r| !v7_1.has(**r)) {
             let err = format!("mglru:7.1+{w}").parse::<PolicySpec>().unwrap_err();
             assert!(err.contains(&format!("requires '{r}'")), "{err}");
         }

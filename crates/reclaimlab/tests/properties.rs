@@ -6,8 +6,9 @@ mod prop_workload;
 
 use prop_workload::{PhaseDraw, Sizes};
 use proptest::prelude::*;
+use reclaimlab::behaviour::{Behaviour, Behaviours, KernelModel};
 use reclaimlab::consts::Kernel;
-use reclaimlab::machine::{DeviceProfile, MachineConfig, SwapConfig};
+use reclaimlab::machine::{DeviceProfile, MachineConfig, MemcgWalk, SwapConfig};
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
 use reclaimlab::workload::{Scenario, Stream};
 
@@ -51,15 +52,27 @@ proptest! {
         limit_pct in 20u64..90,
         phases in proptest::collection::vec((0u8..3, 0u8..4, 0u8..2, 0u32..101), 1..5),
         v61 in any::<bool>(),
+        mixed in any::<bool>(),
+        bits in any::<u16>(),
         seed in 0u64..1000,
     ) {
         let kernel = if v61 { Kernel::V6_1 } else { Kernel::V6_12 };
+        // Half the cases run a random mix of the classical path's behaviours (the states
+        // `reclaimlab bisect` walks between classic:6.1 and classic:6.12).
+        let mut km = KernelModel::from(kernel);
+        if mixed {
+            km.behaviours = Behaviour::OUTSIDE_MGLRU
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| bits & (1 << i) != 0)
+                .fold(Behaviours::NONE, |s, (_, &b)| s.with(b));
+        }
         let scn = scenario(mem, swap, limit_pct, phases, kernel);
         let expected: u64 = scn.threads.iter().map(|t| match &t.stream {
             Stream::Phases(p) => p.iter().map(|ph| ph.ops).sum::<u64>(),
             _ => 0,
         }).sum();
-        let r = run(&scn, PolicySpec::classic(kernel), &RunOptions {
+        let r = run(&scn, PolicySpec::Classic(km, MemcgWalk::Iter), &RunOptions {
             seed, check_invariants: true, ..Default::default()
         });
         let r = match r { Ok(r) => r, Err(e) => return Err(TestCaseError::fail(e)) };

@@ -1,4 +1,5 @@
 use super::*;
+use crate::machine::MemcgWalk;
 use crate::sim::PolicySpec;
 
 /// What the code asked before the table, per behaviour: the old `Kernel` predicates and
@@ -190,19 +191,17 @@ fn kernels_are_first_kernels_and_series_order_is_kept() {
     }
     assert!(Behaviour::SERIES.iter().all(|w| w.commit().is_some()));
     assert_eq!(B::ConsolidateEvictableSize.commit(), Some("0491e9f75c15"));
-    assert_eq!(B::ReferencedPlacement.commit(), None);
+    assert_eq!(B::Eevdf.commit(), Some("147f3efaa241"));
+    assert_eq!(B::WalkSmallMms.commit(), None);
 }
 
 #[test]
-fn bisect_order_has_the_switches_by_first_kernel_and_requirements_first() {
+fn bisect_order_has_every_behaviour_by_first_kernel_and_requirements_first() {
     let mut order = Behaviour::BISECT_ORDER.to_vec();
     order.sort();
     order.dedup();
-    assert_eq!(order.len(), 21);
-    for w in Behaviour::SERIES.iter().chain(&Behaviour::DEBIAN_7_2_13) {
-        assert!(w.bisectable(), "{w}");
-    }
-    assert!(B::FgPromotion.bisectable() && !B::WorkingsetTopTier.bisectable());
+    assert_eq!(order.len(), TABLE.len());
+    assert_eq!(Behaviour::BISECT_ORDER.last(), Some(&B::FgPromotion));
     for (i, w) in Behaviour::BISECT_ORDER.iter().enumerate() {
         for r in w.requires() {
             assert!(Behaviour::BISECT_ORDER[..i].contains(r), "{w} before {r}");
@@ -211,6 +210,99 @@ fn bisect_order_has_the_switches_by_first_kernel_and_requirements_first() {
             assert!(Behaviour::BISECT_ORDER[i - 1].first() <= w.first());
         }
     }
+}
+
+#[test]
+fn turning_a_behaviour_off_takes_its_dependents_with_it() {
+    let b = Behaviours::of(Kernel::V7_2).without(B::SimplifyDirtyWriteback);
+    assert!(b.check_requirements().is_err());
+    let c = b.without_unmet_requirements();
+    assert!(c.check_requirements().is_ok());
+    for w in [
+        B::RemoveFileTaken,
+        B::RemoveUnqueuedDirty,
+        B::UnifyWritebackThrottling,
+    ] {
+        assert!(b.has(w) && !c.has(w), "{w}");
+    }
+    // Transitively: no lru_gen_shrink_node, no memcg LRU, no reclaim loop of patch 04, and so
+    // none of 08 either.
+    let c = Behaviours::of(Kernel::V7_2)
+        .without(B::LruGenShrinkNode)
+        .without_unmet_requirements();
+    for w in [
+        B::MemcgLru,
+        B::RestructureReclaimLoop,
+        B::DontAbortAfterAging,
+    ] {
+        assert!(!c.has(w), "{w}");
+    }
+    assert!(c.has(B::ExactScanCount));
+    assert_eq!(
+        Behaviours::of(Kernel::V7_2).without_unmet_requirements(),
+        Behaviours::of(Kernel::V7_2)
+    );
+}
+
+#[test]
+fn modifiers_read_the_longest_name_and_print_back() {
+    let base = Behaviours::of(Kernel::V6_12);
+    // Names contain '-': each modifier takes the longest name that ends at a + or -.
+    let b = base
+        .apply_modifiers("-memcg-lru-lru-gen-shrink-node+eevdf")
+        .unwrap();
+    assert!(!b.has(B::MemcgLru) && !b.has(B::LruGenShrinkNode) && b.has(B::Eevdf));
+    assert_eq!(b.modifiers_from(base), "-lru-gen-shrink-node-memcg-lru");
+    assert_eq!(base.apply_modifiers(&b.modifiers_from(base)).unwrap(), b);
+    let err = base.apply_modifiers("+no-such-thing").unwrap_err();
+    assert!(err.contains("unknown behaviour 'no-such-thing'"), "{err}");
+    assert!(base.apply_modifiers("eevdf").is_err());
+}
+
+#[test]
+fn classic_policies_take_the_behaviours_of_the_classical_path_only() {
+    let p: PolicySpec = "classic:6.1+folio-batch-31+sync-swap-io-in-pgpg"
+        .parse()
+        .unwrap();
+    let b = p.machine_behaviours().unwrap();
+    assert!(b.has(B::FolioBatch31) && b.has(B::SyncSwapIoInPgpg) && !b.has(B::Eevdf));
+    assert_eq!(
+        p.to_string(),
+        "classic:6.1+folio-batch-31+sync-swap-io-in-pgpg"
+    );
+    assert_eq!(p.kernel(), Some(Kernel::V6_1));
+    let p: PolicySpec = "classic:6.12-eevdf@heat".parse().unwrap();
+    assert_eq!(p.to_string(), "classic:6.12-eevdf@heat");
+    let err = "classic:6.12+workingset-top-tier"
+        .parse::<PolicySpec>()
+        .unwrap_err();
+    assert!(err.contains("MGLRU's code"), "{err}");
+    let err = "classic:6.12-lru-gen-shrink-node"
+        .parse::<PolicySpec>()
+        .unwrap_err();
+    assert!(err.contains("MGLRU's code"), "{err}");
+    for w in Behaviour::OUTSIDE_MGLRU {
+        assert!(
+            w.requires().is_empty(),
+            "{w}: the classical path has no requirements"
+        );
+        assert!(w.first() <= V7_1, "{w}");
+    }
+}
+
+#[test]
+fn mglru_memcg_walk_follows_the_memcg_lru_behaviour() {
+    let p: PolicySpec = "mglru:6.1+lru-gen-shrink-node+memcg-lru".parse().unwrap();
+    assert_eq!(p.memcg_walk(), Some(MemcgWalk::MemcgLru));
+    assert_eq!(p.to_string(), "mglru:6.1+lru-gen-shrink-node+memcg-lru");
+    let p: PolicySpec = "mglru:6.12-memcg-lru".parse().unwrap();
+    assert_eq!(p.memcg_walk(), Some(MemcgWalk::Iter));
+    assert_eq!(p.to_string(), "mglru:6.12-memcg-lru");
+    assert!("mglru:6.12-memcg-lru@memcg-lru"
+        .parse::<PolicySpec>()
+        .is_err());
+    let p: PolicySpec = "mglru:6.12@iter".parse().unwrap();
+    assert_eq!(p.to_string(), "mglru:6.12@iter");
 }
 
 #[test]

@@ -636,7 +636,12 @@ impl Classic {
 
 impl Policy for Classic {
     fn name(&self) -> String {
-        format!("classic:{}", self.kernel)
+        let base = self.kernel.version.behaviours();
+        format!(
+            "classic:{}{}",
+            self.kernel,
+            self.kernel.behaviours.modifiers_from(base)
+        )
     }
 
     fn memcg_created(&mut self, m: &Machine, memcg: u16) {

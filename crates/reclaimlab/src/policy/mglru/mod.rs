@@ -59,13 +59,14 @@ impl MglruConfig {
             switches: Behaviours::of(kernel),
             enabled: LRU_GEN_CORE | LRU_GEN_MM_WALK | LRU_GEN_NONLEAF_YOUNG,
             min_ttl_ms: 0,
-            memcg_walk: Self::default_memcg_walk(kernel),
+            memcg_walk: Self::default_memcg_walk(Behaviours::of(kernel)),
         }
     }
 
-    /// The memcg walk a kernel has: 6.1 has no memcg LRU (behaviour `memcg-lru`).
-    pub fn default_memcg_walk(kernel: Kernel) -> MemcgWalk {
-        if !kernel.behaviours().has(Behaviour::MemcgLru) {
+    /// The memcg walk of a kernel with these behaviours: the memcg LRU with `memcg-lru` (6.1
+    /// has none: mem_cgroup_iter).
+    pub fn default_memcg_walk(b: Behaviours) -> MemcgWalk {
+        if !b.has(Behaviour::MemcgLru) {
             MemcgWalk::Iter
         } else {
             MemcgWalk::MemcgLru
@@ -594,17 +595,12 @@ impl Policy for Mglru {
     }
 
     fn name(&self) -> String {
-        let mut s = format!("mglru:{}", self.cfg.kernel);
-        let base = MglruConfig::new(self.cfg.kernel).switches;
-        for w in Switch::ALL {
-            if self.cfg.switches.has(w) && !base.has(w) {
-                s.push_str(&format!("+{w}"));
-            }
-            if !self.cfg.switches.has(w) && base.has(w) {
-                s.push_str(&format!("-{w}"));
-            }
-        }
-        s
+        let base = self.cfg.kernel.behaviours();
+        format!(
+            "mglru:{}{}",
+            self.cfg.kernel,
+            self.cfg.switches.modifiers_from(base)
+        )
     }
 
     fn memcg_created(&mut self, m: &Machine, memcg: u16) {
