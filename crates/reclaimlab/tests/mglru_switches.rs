@@ -1743,3 +1743,44 @@ fn the_series_on_7_1_is_7_2_and_with_debians_changes_7_2_13() {
     assert_identical("mglru:7.2", &format!("mglru:7.1{series}"));
     assert_identical("mglru:7.2.13", &format!("mglru:7.1{series}{debian}"));
 }
+
+/// `base` plus every behaviour whose first kernel is `next` (as `+name` modifiers).
+fn plus_rows_of(base: &str, next: Kernel) -> String {
+    let rows: String = next
+        .behaviours()
+        .iter()
+        .filter(|w| w.first() == reclaimlab::behaviour::First::Kernel(next))
+        .map(|w| format!("+{w}"))
+        .collect();
+    format!("{base}{rows}")
+}
+
+#[test]
+fn a_kernel_version_is_only_a_label_across_eras() {
+    // bisect between eras runs "6.1 plus some 6.12 rows": the version a policy names must not
+    // change a result beyond its behaviours, for each pair of adjacent kernels.
+    assert_identical("mglru:6.12", &plus_rows_of("mglru:6.1", Kernel::V6_12));
+    assert_identical("mglru:7.1", &plus_rows_of("mglru:6.12", Kernel::V7_1));
+    // The classical path: 6.1 plus the 15 classical rows of 6.12 is 6.12.
+    for name in ["file-only", "mixed-rw", "mmap-zipf", "anon-only"] {
+        let scn = micro::builtin(name, 0.25).unwrap();
+        let classic_rows: String = Switch::OUTSIDE_MGLRU
+            .iter()
+            .filter(|w| w.first() == reclaimlab::behaviour::First::Kernel(Kernel::V6_12))
+            .map(|w| format!("+{w}"))
+            .collect();
+        let opts = RunOptions {
+            seed: 1,
+            ..Default::default()
+        };
+        let a = sim::run(&scn, "classic:6.12".parse().unwrap(), &opts).unwrap();
+        let spec: PolicySpec = format!("classic:6.1{classic_rows}").parse().unwrap();
+        let b = sim::run(&scn, spec, &opts).unwrap();
+        assert_eq!(fingerprint(&a), fingerprint(&b), "{name}");
+        assert_ne!(
+            fingerprint(&a),
+            fingerprint(&sim::run(&scn, "classic:6.1".parse().unwrap(), &opts).unwrap()),
+            "{name}: 6.1 and 6.12 differ"
+        );
+    }
+}
