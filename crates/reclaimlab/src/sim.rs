@@ -316,6 +316,17 @@ impl Engine {
             if t > until {
                 break;
             }
+            // Kernel-thread work due first runs first, as at the top level: work a nested task
+            // queued (a flusher wakeup, a writeback completion) is done before the next task
+            // step at or after its time, not only at the suspended reclaimer's next folio.
+            // Not while a kernel thread is the one suspended (`catch_up`).
+            if let Be::Kernel { m, pol } = be {
+                if !m.in_kthread_work() && m.next_kthread_time().is_some_and(|k| k <= t) {
+                    let pol = &mut **pol;
+                    self.lent(m, |m| m.run_next_kthread_work(pol, t, t));
+                    continue;
+                }
+            }
             match ev {
                 Ev::Dispatch(c) => {
                     self.queue.pop();

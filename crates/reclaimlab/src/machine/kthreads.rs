@@ -39,8 +39,11 @@ pub struct Kthreads {
     pub flusher_gen: u64,
     /// When each node's kswapd went to sleep (for `kswapd_low_wmark_hit_quickly`).
     pub kswapd_slept_at: Vec<Option<u64>>,
-    /// Set while kernel-thread work runs (no nested catch-up).
+    /// Set while kernel-thread work runs: no other catch-up inside it, except under kswapd.
     running: bool,
+    /// Set while kswapd runs: the flusher, I/O completions and policy timers, which run on
+    /// other CPUs and in interrupts, still run meanwhile (at kswapd's folio boundaries).
+    kswapd_running: bool,
     /// The time of the next task event while kernel-thread work runs: kswapd past it (or past
     /// other queued kernel-thread work) is preempted between priorities.
     horizon: u64,
@@ -108,6 +111,12 @@ impl Machine {
         self.queue_kthread_work(at, KthreadWork::Flusher(g));
     }
 
+    /// Whether kernel-thread work other than kswapd is running (it runs no other
+    /// kernel-thread work inside it; kswapd does).
+    pub fn in_kthread_work(&self) -> bool {
+        self.kthreads.running && !self.kthreads.kswapd_running
+    }
+
     /// The time of the earliest kernel-thread work.
     pub fn next_kthread_time(&self) -> Option<u64> {
         self.kthreads.next_time()
@@ -117,15 +126,19 @@ impl Machine {
     /// `horizon`; returns whether it ran. The current task's context is saved and restored
     /// around it.
     pub fn run_next_kthread_work(&mut self, pol: &mut dyn Policy, t: u64, horizon: u64) -> bool {
-        let Some(at) = self.kthreads.next_time().filter(|&at| at <= t) else {
+        let Some(Reverse((at, _, work))) = self.kthreads.queue.peek().copied() else {
             return false;
         };
-        let Some(Reverse((_, _, work))) = self.kthreads.queue.pop() else {
+        let beside_kswapd = self.kthreads.kswapd_running && !matches!(work, KthreadWork::Kswapd(_));
+        if at > t || (self.kthreads.running && !beside_kswapd) {
             return false;
-        };
+        }
+        self.kthreads.queue.pop();
         let saved = self.ctx;
-        self.kthreads.running = true;
-        self.kthreads.horizon = horizon;
+        let k = &mut self.kthreads;
+        let outer = (k.running, k.kswapd_running, k.horizon);
+        (k.running, k.horizon) = (true, horizon);
+        k.kswapd_running = matches!(work, KthreadWork::Kswapd(_));
         match work {
             KthreadWork::Kswapd(node) => self.kswapd_run(pol, node, at),
             KthreadWork::Flusher(gen) => self.flusher_work(gen, at),
@@ -138,7 +151,8 @@ impl Machine {
                 pol.timer(self, token);
             }
         }
-        self.kthreads.running = false;
+        let k = &mut self.kthreads;
+        (k.running, k.kswapd_running, k.horizon) = outer;
         self.ctx = saved;
         true
     }
@@ -147,7 +161,7 @@ impl Machine {
     /// `now()` runs (kswapd and the flusher run on other CPUs while this task reclaims or
     /// sleeps). Not from inside kernel-thread work.
     pub fn catch_up(&mut self, pol: &mut dyn Policy) {
-        if self.kthreads.running {
+        if self.kthreads.running && !self.kthreads.kswapd_running {
             return;
         }
         let t = self.now();
@@ -302,6 +316,59 @@ fn skip_idle_periods(at: u64, next: u64, horizon: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::skip_idle_periods;
+    use crate::access::{Op, PageRef, Via};
+    use crate::machine::{pg, Ctx, Machine, MachineConfig};
+    use crate::policy::classic::Classic;
+
+    /// A machine with one file page written and under writeback (the flusher has run), its
+    /// completion queued; returns the folio.
+    fn folio_under_writeback() -> (Machine, Classic, crate::machine::Pfn) {
+        let mut m = Machine::new(MachineConfig::simple(4096)).expect("valid machine");
+        let mut pol = Classic::new(&m);
+        let f = m.create_file("f", 8);
+        let p = m.create_process("p", 0, 0);
+        m.ctx = Ctx {
+            pid: p,
+            ..Ctx::default()
+        };
+        let page = PageRef::File { file: f, page: 0 };
+        m.access(&mut pol, p, page, Op::Write, Via::Fd)
+            .expect("the write completed");
+        m.wakeup_flusher(true);
+        m.flusher_run();
+        let pfn = match m.files[f as usize].slots[0] {
+            crate::machine::Slot::Page(pfn) => pfn,
+            s => panic!("not resident: {s:?}"),
+        };
+        assert!(m.folios[pfn as usize].test(pg::WRITEBACK));
+        (m, pol, pfn)
+    }
+
+    #[test]
+    fn io_completions_run_beside_kswapd_but_not_inside_other_kernel_thread_work() {
+        // Inside kswapd's work (its batch, at a folio boundary), a completion due by kswapd's
+        // clock runs: the interrupt and the flusher are not kswapd's to hold up.
+        let (mut m, mut pol, pfn) = folio_under_writeback();
+        (m.kthreads.running, m.kthreads.kswapd_running) = (true, true);
+        m.ctx.elapsed += 1_000_000_000;
+        m.catch_up(&mut pol);
+        assert!(!m.folios[pfn as usize].test(pg::WRITEBACK));
+        assert!(
+            m.kthreads.running && m.kthreads.kswapd_running,
+            "kswapd's state is kept"
+        );
+        // Inside other kernel-thread work (the flusher, a completion) nothing else runs.
+        let (mut m, mut pol, pfn) = folio_under_writeback();
+        (m.kthreads.running, m.kthreads.kswapd_running) = (true, false);
+        m.ctx.elapsed += 1_000_000_000;
+        m.catch_up(&mut pol);
+        assert!(m.folios[pfn as usize].test(pg::WRITEBACK));
+        // And kswapd work never runs inside kswapd's.
+        let (mut m, mut pol, _) = folio_under_writeback();
+        m.kthreads.push(0, super::KthreadWork::Kswapd(0));
+        (m.kthreads.running, m.kthreads.kswapd_running) = (true, true);
+        assert!(!m.run_next_kthread_work(&mut pol, u64::MAX, u64::MAX));
+    }
 
     #[test]
     fn idle_flusher_periods_are_skipped_up_to_the_horizon() {
