@@ -359,11 +359,11 @@ struct WorkloadArgs {
     /// MGLRU: /sys/kernel/mm/lru_gen/min_ttl_ms (0 disables thrashing prevention).
     #[arg(long)]
     min_ttl_ms: Option<u64>,
-    /// MGLRU: turn on behaviours, e.g. 2026-series switches (comma-separated, see `reclaimlab
-    /// policies` and `reclaimlab behaviours`).
+    /// Turn on behaviours: any for mglru policies, the classical path's for classic ones
+    /// (comma-separated; see `reclaimlab policies` and `reclaimlab behaviours`).
     #[arg(long, value_delimiter = ',')]
     with: Vec<String>,
-    /// MGLRU: turn off behaviours (as --with names them).
+    /// Turn off behaviours (as --with names them).
     #[arg(long, value_delimiter = ',')]
     without: Vec<String>,
     /// MGLRU: write this to /sys/kernel/debug/lru_gen at a simulated time, "MS:COMMAND"
@@ -734,6 +734,19 @@ fn with_mglru_options(spec: PolicySpec, w: &WorkloadArgs) -> Result<PolicySpec, 
     for name in w.with.iter().chain(&w.without) {
         name.parse::<Switch>()?;
     }
+    if let PolicySpec::Classic(mut k, walk) = spec {
+        // The classical path's behaviours; MGLRU's apply to the mglru policies of the same
+        // command (check_workload_options refuses them where no policy is mglru).
+        let classic = |name: &String| name.parse::<Switch>().ok().filter(|b| b.outside_mglru());
+        for b in w.with.iter().filter_map(classic) {
+            k.behaviours = k.behaviours.with(b);
+        }
+        for b in w.without.iter().filter_map(classic) {
+            k.behaviours = k.behaviours.without(b);
+        }
+        k.behaviours.check_requirements()?;
+        return Ok(PolicySpec::Classic(k, walk));
+    }
     let PolicySpec::Mglru(mut c) = spec else {
         return Ok(spec);
     };
@@ -797,9 +810,19 @@ fn check_workload_options(w: &WorkloadArgs, specs: &[PolicySpec]) -> Result<(), 
         })
         .collect();
     if mglru.is_empty() {
+        // Behaviours of the classical path apply to classic policies too.
+        let reaches_classic = |names: &[String]| {
+            specs.iter().any(|s| matches!(s, PolicySpec::Classic(..)))
+                && names
+                    .iter()
+                    .all(|n| n.parse::<Switch>().is_ok_and(|b| b.outside_mglru()))
+        };
         let mglru_only = [
-            ("--with", !w.with.is_empty()),
-            ("--without", !w.without.is_empty()),
+            ("--with", !w.with.is_empty() && !reaches_classic(&w.with)),
+            (
+                "--without",
+                !w.without.is_empty() && !reaches_classic(&w.without),
+            ),
             ("--enabled", w.enabled.is_some()),
             ("--min-ttl-ms", w.min_ttl_ms.is_some()),
             ("--lru-gen-cmd", !w.lru_gen_cmd.is_empty()),

@@ -125,6 +125,44 @@ fn kernel_option_replaces_only_the_kernel_of_a_policy() {
 }
 
 #[test]
+fn with_and_without_reach_classic_policies_through_the_classical_behaviours() {
+    let policy_of = |args: &[&str]| {
+        let mut all = vec!["run", "zipf", "--scale", "0.1", "--json"];
+        all.extend(args);
+        let o = reclaimlab(&all, None);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["policy"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        policy_of(&["--policy", "classic:6.1", "--with", "folio-batch-31"]),
+        "classic:6.1+folio-batch-31"
+    );
+    assert_eq!(
+        policy_of(&["--policy", "classic:6.12", "--without", "eevdf"]),
+        "classic:6.12-eevdf"
+    );
+    // An MGLRU behaviour with only classic policies would do nothing: refused.
+    let o = reclaimlab(
+        &[
+            "run",
+            "zipf",
+            "--policy",
+            "classic",
+            "--with",
+            "workingset-top-tier",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--with has no effect here"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn policies_lists_every_switch() {
     let o = reclaimlab(&["policies"], None);
     let text = String::from_utf8_lossy(&o.stdout);
