@@ -207,6 +207,47 @@ fn file_anon_mix_counts_rounds_and_oom_kills() {
         memcg_stat(&r, "/mix", "pgscan") > 0,
         "anon rounds over the limit make the memcg reclaim"
     );
+    // The per-CPU batches shrink with the scale: the charged file pages are on the LRU lists
+    // (with the kernel's 31 per CPU, 96 CPUs held up to 76% of them off the lists here).
+    let file = memcg_stat(&r, "/mix", "file") / 4096;
+    let listed =
+        (memcg_stat(&r, "/mix", "active_file") + memcg_stat(&r, "/mix", "inactive_file")) / 4096;
+    assert!(
+        listed * 100 >= file * 95,
+        "{listed} of {file} file pages on a list"
+    );
+}
+
+#[test]
+fn per_cpu_lru_batches_shrink_with_the_scale() {
+    for name in NAMES {
+        assert_eq!(
+            micro::builtin(name, 1.0).unwrap().machine.lru_batch_cap,
+            None,
+            "{name}"
+        );
+        assert_eq!(
+            micro::builtin(name, 1.0 / 64.0)
+                .unwrap()
+                .machine
+                .lru_batch_cap,
+            Some(1),
+            "{name}"
+        );
+        assert_eq!(
+            micro::builtin(name, 1.0 / 8.0)
+                .unwrap()
+                .machine
+                .lru_batch_cap,
+            Some(4),
+            "{name}"
+        );
+    }
+    // Micro scenarios are not scaled seeds: the kernel's batches.
+    assert_eq!(
+        micro::builtin("zipf", 0.5).unwrap().machine.lru_batch_cap,
+        None
+    );
 }
 
 #[test]

@@ -217,6 +217,11 @@ pub struct MachineConfig {
     /// than one CPU, and on some seed scenarios it is not understood yet (docs/seed-results.md).
     #[serde(default)]
     pub interleave: bool,
+    /// At most this many folios per CPU in each per-CPU LRU batch (`folio_batch`), when a
+    /// scaled-down scenario shrinks the batches with its memory (docs/model.md §2, "Per-CPU
+    /// LRU batches at small scale"); None = the kernel's 31 (15 before v6.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_batch_cap: Option<u32>,
     pub memcgs: Vec<MemcgConfig>,
     pub cost: CostProfile,
     /// The capacity asked for with `--cache-pages`: textbook caches hold exactly this many
@@ -255,6 +260,7 @@ impl MachineConfig {
             dirty_ratio: VM_DIRTY_RATIO,
             dirty_background_ratio: DIRTY_BACKGROUND_RATIO,
             interleave: false,
+            lru_batch_cap: None,
             memcgs: Vec::new(),
             cost: CostProfile::default(),
             cache_pages: None,

@@ -6,13 +6,17 @@ use crate::behaviour::Behaviour;
 use crate::policy::Policy;
 
 impl Machine {
-    /// Per-CPU LRU batch size (`PAGEVEC_SIZE` / folio_batch): 15 up to v6.8, 31 after.
+    /// Per-CPU LRU batch size (`PAGEVEC_SIZE` / folio_batch): 15 up to v6.8, 31 after; at
+    /// most `MachineConfig::lru_batch_cap` in a scaled-down scenario.
     fn lru_batch_size(&self) -> usize {
-        if self.kernel.has(Behaviour::FolioBatch31) {
+        let size = if self.kernel.has(Behaviour::FolioBatch31) {
             crate::consts::FOLIO_BATCH_SIZE
         } else {
             crate::consts::PAGEVEC_SIZE
-        }
+        };
+        self.cfg
+            .lru_batch_cap
+            .map_or(size, |cap| size.min(cap.max(1) as usize))
     }
 
     /// `folio_add_lru`: queue in this CPU's lru_add batch; flush when it is full.
