@@ -61,12 +61,14 @@ pub fn scenario(
             memcg: "/a".into(),
             anon_pages: sizes.anon_pages,
             mmaps: vec![(0, vm::SHARED)],
+            fadvise_random: Vec::new(),
         },
         ProcSpec {
             name: "b".into(),
             memcg: "/b".into(),
             anon_pages: sizes.anon_pages,
             mmaps: vec![(0, 0)],
+            fadvise_random: Vec::new(),
         },
     ];
     let mut threads = vec![Vec::new(), Vec::new()];
