@@ -7,7 +7,9 @@
 
 use reclaimlab::access::{Op, PageRef, Via};
 use reclaimlab::consts::Kernel;
-use reclaimlab::machine::readahead::{ondemand_readahead, sync_ra_v6_12, FileRa, RaBatch};
+use reclaimlab::machine::readahead::{
+    ondemand_readahead, sync_ra_v6_12, FileRa, RaBatch, IO_PAGES,
+};
 use reclaimlab::machine::{pg, Ctx, Machine, MachineConfig, MemcgConfig, Slot, Vm};
 use reclaimlab::policy::classic::Classic;
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
@@ -221,6 +223,40 @@ fn a_request_longer_than_ra_pages_reads_itself_whole_and_its_marker_reads_on() {
         assert_eq!(r.cached_range(), (0..128).collect::<Vec<_>>(), "{kernel:?}");
         assert!(!r.marked(32) && r.marked(64), "{kernel:?}");
         assert_eq!(r.m.file_dev.reads, 2, "{kernel:?}");
+        r.check();
+    }
+}
+
+#[test]
+fn a_request_longer_than_io_pages_reads_io_pages_at_a_time() {
+    // A 1000-page read at page 0: max_pages = min(req, io_pages) = 320, so the first window is
+    // 320 pages marked half-way; each marker the request reaches pushes 320 more.
+    assert_eq!(IO_PAGES, 320);
+    for kernel in KERNELS {
+        let mut r = rig(kernel);
+        assert!(r.read(0, 1000));
+        assert_eq!(r.cached_range(), (0..320).collect::<Vec<_>>(), "{kernel:?}");
+        assert!(r.marked(160), "{kernel:?}");
+        for p in 1..1000u64 {
+            assert!(!r.read(p, 1000 - p as u32), "{kernel:?}: page {p}");
+        }
+        // Markers at 160, 320, 640 and 960 (all before page 1000): windows to 1600.
+        let cached = r.cached_range();
+        assert_eq!(
+            (cached.len(), cached.last()),
+            (1600, Some(&1599)),
+            "{kernel:?}"
+        );
+        // FMODE_RANDOM: force_page_cache_ra reads max(io_pages, ra_pages) of it at once.
+        let mut r = rig(kernel);
+        let (pid, file) = (r.pid, r.file);
+        r.m.procs[pid as usize].file_ra(file).random = true;
+        assert!(r.read(2000, 1000));
+        assert_eq!(
+            r.cached_range(),
+            (2000..2320).collect::<Vec<_>>(),
+            "{kernel:?}"
+        );
         r.check();
     }
 }

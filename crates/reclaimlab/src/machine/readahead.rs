@@ -61,6 +61,21 @@ impl FileRa {
     }
 }
 
+/// `bdi->io_pages` (the queue's `max_sectors_kb` / 4): the block layer's default cap of
+/// `max_sectors_kb`, 1280 KiB (`BLK_DEF_MAX_SECTORS` 2560 sectors in 6.1,
+/// `BLK_DEF_MAX_SECTORS_CAP` from 6.8), which NVMe and virtio-blk queues keep.
+pub const IO_PAGES: u64 = 320;
+
+/// `ractl_max_pages` (6.12; 6.1's `ondemand_readahead` computes the same): a request above
+/// `ra_pages` may read up to itself, at most `io_pages`.
+pub fn ractl_max_pages(ra_pages: u64, req: u64) -> u64 {
+    if req > ra_pages && IO_PAGES > ra_pages {
+        req.min(IO_PAGES)
+    } else {
+        ra_pages
+    }
+}
+
 /// `get_init_ra_size`: the first window of a stream, from the request's size.
 pub fn get_init_ra_size(size: u64, max: u64) -> u64 {
     let n = size.max(1).next_power_of_two();
@@ -505,14 +520,13 @@ impl Machine {
         if ra_pages == 0 {
             return None;
         }
-        // force_page_cache_ra: the request as is, no window, no marker (`bdi->io_pages`, the
-        // cap of a request above ra_pages, is not modelled).
+        // force_page_cache_ra: the request as is (at most max(io_pages, ra_pages) pages; its
+        // 2 MiB chunks are contiguous), no window, no marker.
         if ra.random {
-            return (req > 1).then_some(RaBatch::as_is(index, req));
+            let nr = req.min(IO_PAGES.max(ra_pages));
+            return (nr > 1).then_some(RaBatch::as_is(index, nr));
         }
-        // ractl_max_pages (6.12) / ondemand_readahead's max_pages (6.1): a request above
-        // ra_pages may read up to itself (io_pages assumed not smaller).
-        let max = ra_pages.max(req);
+        let max = ractl_max_pages(ra_pages, req);
         if self.kernel.has(Behaviour::ReadaheadRework) {
             Some(sync_ra_v6_12(ra, slots, index, req, max))
         } else {
@@ -593,7 +607,7 @@ impl Machine {
         }
         self.folios[pfn as usize].clear(pg::READAHEAD);
         let req = req.max(1);
-        let max = ra_pages.max(req);
+        let max = ractl_max_pages(ra_pages, req);
         let slots = &self.files[file as usize].slots;
         let ra = self.procs[pid as usize].file_ra(file);
         let batch = if self.kernel.has(Behaviour::ReadaheadRework) {
