@@ -229,6 +229,20 @@ fn hostile_traces_end_in_0_or_2_within_limits() {
             0,
         ),
         ("manypids.rtrace", native(&many_pids), "native", 0),
+        // read() requests of 2^32 - 1 pages: read io_pages at a time, never all at once.
+        (
+            "reqmax.rtrace",
+            native("# file 1 4294967296\n0 1 0 f 1 0 r f 4294967295\n0 1 0 f 1 1 r f 4294967294\n"),
+            "native",
+            0,
+        ),
+        ("reqzero.rtrace", native("0 1 0 f 1 0 r f 0\n"), "native", 2),
+        (
+            "reqwrite.rtrace",
+            native("0 1 0 f 1 0 w f 8\n"),
+            "native",
+            2,
+        ),
         ("empty.rtrace", native(""), "native", 0),
         ("nomagic.rtrace", b"0 1 0 f 1 0 r f\n".to_vec(), "native", 2),
         ("noise.rtrace", noise(24_000, 1), "native", 2),

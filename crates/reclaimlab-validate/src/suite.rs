@@ -83,6 +83,7 @@ impl Gen {
             page,
             op,
             via,
+            req: 1,
         });
     }
     fn file(&mut self, pid: u32, memcg: u16, file: u32, page: u64, op: Op, via: Via) {

@@ -1,4 +1,5 @@
-//! The unit of every workload and trace: one access to one 4 KiB page.
+//! The unit of every workload and trace: one access to one 4 KiB page (a `read()` of several
+//! pages is one record per page, each carrying the pages left in its request).
 //!
 //! Scenarios, generators and trace readers all produce [`TraceRecord`]s; the simulator and the
 //! textbook caches consume them. Keeping one small `Copy` type here is what lets the same stream
@@ -57,6 +58,31 @@ pub struct TraceRecord {
     pub page: PageRef,
     pub op: Op,
     pub via: Via,
+    /// For a read through a file descriptor: the pages of its `read()` request from this page
+    /// to the request's end, this one included (`filemap_read`'s `last_index - index`); 1 for a
+    /// one-page read or a request's last page, and for every other access. A request of N
+    /// pages is N consecutive records with `req` N, N-1, ..., 1.
+    #[serde(default = "one_page")]
+    pub req: u32,
+}
+
+fn one_page() -> u32 {
+    1
+}
+
+impl TraceRecord {
+    /// A one-page access (`req` 1).
+    pub fn new(time_ns: u64, pid: u32, memcg: u16, page: PageRef, op: Op, via: Via) -> Self {
+        TraceRecord {
+            time_ns,
+            pid,
+            memcg,
+            page,
+            op,
+            via,
+            req: 1,
+        }
+    }
 }
 
 /// Size of a page in bytes.

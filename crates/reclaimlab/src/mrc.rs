@@ -274,6 +274,7 @@ mod tests {
             page: PageRef::File { file: 0, page },
             op: Op::Read,
             via: Via::Fd,
+            req: 1,
         })
     }
 

@@ -209,6 +209,16 @@ enum Ev {
     Agent(u32),
 }
 
+/// One access of a thread: the page, load or store, how it reaches the page, and for a
+/// `read()` the pages left in its request from this one on (1 otherwise).
+#[derive(Clone, Copy, Debug)]
+struct Access {
+    page: PageRef,
+    op: crate::access::Op,
+    via: Via,
+    req: u32,
+}
+
 struct Thread {
     pid: u32,
     /// The CPU the thread runs on, or last ran on (it migrates, `sched.rs`).
@@ -249,7 +259,7 @@ struct Thread {
     /// First OpBegin and last OpEnd of this thread.
     op_window: Option<(u64, u64)>,
     /// The access the thread yielded in, and the kernel state it resumes from.
-    yielded_access: Option<(PageRef, crate::access::Op, Via)>,
+    yielded_access: Option<Access>,
     resume: Option<Box<crate::machine::Resume>>,
     /// When the access in progress started (its latency spans its yields).
     access_start: u64,
@@ -525,6 +535,9 @@ pub fn build_machine(scn: &Scenario) -> Result<Machine, String> {
         let pid = m.create_process(&p.name, memcg, p.anon_pages);
         for &(file, flags) in &p.mmaps {
             m.mmap_file(pid, file as u32, flags);
+        }
+        for &file in &p.fadvise_random {
+            m.procs[pid as usize].file_ra(file as u32).random = true;
         }
     }
     Ok(m)
@@ -1258,9 +1271,9 @@ impl Engine {
     }
 
     fn step_thread_inner(&mut self, be: &mut Be<'_>, i: usize, t: u64) -> bool {
-        if let Some((page, op, via)) = self.threads[i].yielded_access {
+        if let Some(a) = self.threads[i].yielded_access {
             if !self.thread_process_dead(be, self.threads[i].pid) {
-                return self.run_access(be, i, t, page, op, via);
+                return self.run_access(be, i, t, a);
             }
         }
         loop {
@@ -1346,10 +1359,10 @@ impl Engine {
                     let elapsed = self.munmap(be, i, t, start, len);
                     self.push_thread(i, t + elapsed);
                 }
-                Action::Access { page, op, via } => {
+                Action::Access { page, op, via, req } => {
                     // Its latency counts from when the thread became runnable for it.
                     self.threads[i].access_start = self.threads[i].ready_at.min(t);
-                    return self.run_access(be, i, t, page, op, via);
+                    return self.run_access(be, i, t, Access { page, op, via, req });
                 }
             }
             return false;
@@ -1520,16 +1533,9 @@ impl Engine {
 
     /// Runs (or resumes) an access of thread `i` at `t` and queues the thread's next step;
     /// returns true if the thread was killed.
-    fn run_access(
-        &mut self,
-        be: &mut Be<'_>,
-        i: usize,
-        t: u64,
-        page: PageRef,
-        op: crate::access::Op,
-        via: Via,
-    ) -> bool {
-        let end = self.access(be, i, t, page, op, via);
+    fn run_access(&mut self, be: &mut Be<'_>, i: usize, t: u64, a: Access) -> bool {
+        let end = self.access(be, i, t, a);
+        let Access { page, via, .. } = a;
         self.psi_take_marks(be, i);
         if !self.access_ages.is_empty() {
             self.note_access(be, i, page, via, t);
@@ -1544,7 +1550,7 @@ impl Engine {
             }
             AccessEnd::Yielded { at } => {
                 self.preemptions += 1;
-                self.threads[i].yielded_access = Some((page, op, via));
+                self.threads[i].yielded_access = Some(a);
                 self.push_thread(i, at.max(t + 1));
                 false
             }
@@ -1617,16 +1623,9 @@ impl Engine {
         out
     }
 
-    /// One access (or its resumption after a yield).
-    fn access(
-        &mut self,
-        be: &mut Be<'_>,
-        i: usize,
-        t: u64,
-        page: PageRef,
-        op: crate::access::Op,
-        via: Via,
-    ) -> AccessEnd {
+    /// One access (or its resumption after a yield); `req`: `Action::Access::req`.
+    fn access(&mut self, be: &mut Be<'_>, i: usize, t: u64, a: Access) -> AccessEnd {
+        let Access { page, op, via, req } = a;
         let mut ctx = self.ctx_for(i, t);
         ctx.may_yield = true;
         ctx.yield_at = self.next_event_time().min(self.nest_until);
@@ -1638,7 +1637,7 @@ impl Engine {
                 m.ctx = ctx;
                 m.resume = resume.map(|r| *r).unwrap_or_default();
                 let pol = &mut **pol;
-                let out = self.lent(m, |m| m.access(pol, ctx.pid, page, op, via));
+                let out = self.lent(m, |m| m.access_request(pol, ctx.pid, page, op, via, req));
                 self.step_times.add(&m.ctx.times);
                 let at = m.now();
                 self.threads[i].oom_deferred = m.ctx.yielded && m.ctx.oom_deferred;

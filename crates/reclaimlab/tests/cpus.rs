@@ -180,6 +180,7 @@ fn device_waits_are_iowait_and_leave_the_cpu_to_others() {
             },
             op: Op::Read,
             via: Via::Fd,
+            req: 1,
         })
         .collect();
     let scn = Scenario {

@@ -49,6 +49,7 @@ fn file_writer(mem_pages: u64, memcg: Option<u64>, pages: u64) -> Scenario {
             memcg: path.into(),
             anon_pages: 0,
             mmaps: vec![],
+            fadvise_random: Vec::new(),
         }],
         threads: vec![ThreadSpec {
             proc: 0,
@@ -169,6 +170,7 @@ fn preempted_accesses_resume_and_count_once() {
                 memcg: "/a".into(),
                 anon_pages: per,
                 mmaps: vec![],
+                fadvise_random: Vec::new(),
             })
             .collect(),
         threads: (0..4)
@@ -407,6 +409,7 @@ fn folios_stay_on_the_node_of_their_frame() {
         memcg: "/".into(),
         anon_pages: 0,
         mmaps: vec![],
+        fadvise_random: Vec::new(),
     };
     let scn = Scenario {
         name: "two-nodes".into(),
@@ -419,6 +422,10 @@ fn folios_stay_on_the_node_of_their_frame() {
     for spec in ["classic", "mglru:7.2"] {
         let r = go(&scn, spec, true);
         assert_eq!(r.accesses, 4_200, "{spec}");
-        assert!(r.misses > 2_000, "{spec}: the files do not fit");
+        // Sequential reads are read ahead (hits); the pages read from the device say it.
+        assert!(
+            r.vmstat["pgpgin"] / 4 > 2_000,
+            "{spec}: the files do not fit"
+        );
     }
 }

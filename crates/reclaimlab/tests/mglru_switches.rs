@@ -997,6 +997,7 @@ fn phase(pattern: Pattern, target: Target, ops: u64, think_ns: u64) -> Phase {
         ops,
         think_ns,
         offset: 0,
+        req_pages: 1,
     }
 }
 
@@ -1255,6 +1256,7 @@ fn ttl_scenario(think_ns: u64) -> Scenario {
         memcg: "/".into(),
         anon_pages,
         mmaps,
+        fadvise_random: Vec::new(),
     };
     let (anon, loop_pages) = (6000, 12000);
     // One page per fault: the reader's pace is set by its faults, which read-around would batch.

@@ -38,6 +38,8 @@ fn reader(mem_pages: u64, file_pages: u64, passes: u64) -> Scenario {
 fn reader_with(mem_pages: u64, file_pages: u64, passes: u64, pattern: Pattern) -> Scenario {
     let mut machine = MachineConfig::simple(mem_pages);
     machine.memcgs.push(MemcgConfig::new("/w"));
+    // One page per read() (no readahead, as the validation guests): each miss is one wait.
+    machine.read_ahead_kb = 0;
     Scenario {
         name: "reader".into(),
         description: String::new(),

@@ -76,6 +76,7 @@ fn two_process_trace() -> Vec<u8> {
             page,
             op: if i % 5 == 0 { Op::Write } else { Op::Read },
             via: if i % 4 <= 1 { Via::Mmap } else { Via::Fd },
+            req: 1,
         });
     }
     let header = TraceHeader {

@@ -56,6 +56,7 @@ fn fd_scenario(mem_pages: u64, file_pages: u64, pattern: Pattern, ops: u64) -> S
             memcg: "/".into(),
             anon_pages: 0,
             mmaps: vec![],
+            fadvise_random: Vec::new(),
         }],
         threads: vec![ThreadSpec {
             proc: 0,
@@ -184,6 +185,7 @@ fn memcg_oom_kills_when_anon_cannot_fit_without_swap() {
             memcg: "/small".into(),
             anon_pages: 2048,
             mmaps: vec![],
+            fadvise_random: Vec::new(),
         }],
         threads: vec![ThreadSpec {
             proc: 0,
@@ -283,6 +285,7 @@ mod memcg_files {
                 page: PageRef::File { file, page: p },
                 op: Op::Read,
                 via: Via::Fd,
+                req: 1,
             })
             .collect()
     }
@@ -293,6 +296,7 @@ mod memcg_files {
             memcg: memcg.into(),
             anon_pages: 0,
             mmaps: vec![],
+            fadvise_random: Vec::new(),
         }
     }
 
@@ -380,6 +384,8 @@ mod memcg_files {
     fn low_scenario(low: u64) -> Scenario {
         let mut m = MachineConfig::simple(8192);
         m.cpus = 2;
+        // One page per read() (no readahead): a thread's misses count its pages read again.
+        m.read_ahead_kb = 0;
         m.memcgs = vec![
             MemcgConfig {
                 low,
@@ -478,6 +484,7 @@ fn huge_object_traces_are_compacted_in_order() {
         page: PageRef::File { file: 0, page },
         op: Op::Read,
         via: Via::Fd,
+        req: 1,
     };
     let records = vec![rec(5 << 40), rec(3 << 40), rec(5 << 40), rec(7)];
     let header = reclaimlab::trace::TraceHeader::default();
@@ -500,6 +507,7 @@ mod writeback_and_min {
                 page: PageRef::File { file: 0, page: p },
                 op: Op::Write,
                 via: Via::Fd,
+                req: 1,
             })
             .collect();
         actions.push(Action::Think(sleep_s * 1_000_000_000));
@@ -516,6 +524,7 @@ mod writeback_and_min {
                 memcg: "/".into(),
                 anon_pages: 0,
                 mmaps: vec![],
+                fadvise_random: Vec::new(),
             }],
             threads: vec![ThreadSpec {
                 proc: 0,
@@ -542,6 +551,8 @@ mod writeback_and_min {
     fn min_scenario(min: u64) -> Scenario {
         let mut m = MachineConfig::simple(8192);
         m.cpus = 2;
+        // One page per read() (no readahead): a thread's misses count its pages read again.
+        m.read_ahead_kb = 0;
         m.memcgs = vec![
             MemcgConfig {
                 min,
@@ -555,6 +566,7 @@ mod writeback_and_min {
                     page: PageRef::File { file, page: p },
                     op: Op::Read,
                     via: Via::Fd,
+                    req: 1,
                 })
                 .collect()
         };
@@ -581,12 +593,14 @@ mod writeback_and_min {
                     memcg: "/a".into(),
                     anon_pages: 0,
                     mmaps: vec![],
+                    fadvise_random: Vec::new(),
                 },
                 ProcSpec {
                     name: "b".into(),
                     memcg: "/b".into(),
                     anon_pages: 0,
                     mmaps: vec![],
+                    fadvise_random: Vec::new(),
                 },
             ],
             threads: vec![
@@ -648,11 +662,13 @@ fn memory_reclaim_swappiness_max_reclaims_anon_only_on_7_x() {
                 page: PageRef::Anon { page: p },
                 op: Op::Write,
                 via: Via::Mmap,
+                req: 1,
             })
             .chain((0..2000).map(|p| Action::Access {
                 page: PageRef::File { file: 0, page: p },
                 op: Op::Read,
                 via: Via::Fd,
+                req: 1,
             }))
             .collect();
         actions.push(Action::MemcgWrite {
@@ -675,6 +691,7 @@ fn memory_reclaim_swappiness_max_reclaims_anon_only_on_7_x() {
                 memcg: "/a".into(),
                 anon_pages: 2000,
                 mmaps: vec![],
+                fadvise_random: Vec::new(),
             }],
             threads: vec![ThreadSpec {
                 proc: 0,
@@ -764,6 +781,8 @@ fn hot_cold_scenario(hot_via: Via) -> Scenario {
     let mut m = MachineConfig::simple(mem);
     m.cpus = 2;
     m.memcgs = vec![MemcgConfig::new("/hot"), MemcgConfig::new("/cold")];
+    // One page per read() (no readahead): a thread's misses count its pages read again.
+    m.read_ahead_kb = 0;
     let reader = |proc: usize, file: usize, via: Via, pattern: Pattern, ops: u64, think_ns: u64| {
         ThreadSpec {
             proc,
@@ -775,6 +794,7 @@ fn hot_cold_scenario(hot_via: Via) -> Scenario {
                 ops,
                 think_ns,
                 offset: 0,
+                req_pages: 1,
             }]),
         }
     };
@@ -783,6 +803,7 @@ fn hot_cold_scenario(hot_via: Via) -> Scenario {
         memcg: memcg.into(),
         anon_pages: 0,
         mmaps,
+        fadvise_random: Vec::new(),
     };
     Scenario {
         name: "hot-cold".into(),

@@ -440,6 +440,7 @@ fn until_stops_a_thread_at_its_deadline_and_ops_are_timed() {
             memcg: "/".into(),
             anon_pages: 0,
             mmaps: vec![],
+            fadvise_random: Vec::new(),
         }],
         threads: vec![ThreadSpec {
             proc: 0,

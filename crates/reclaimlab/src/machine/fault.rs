@@ -21,10 +21,10 @@ pub struct AccessOutcome {
 }
 
 impl Machine {
-    /// Performs one access of process `pid`. Returns None if the task was killed (or the
-    /// allocation failed) during it, or if it yielded (`ctx.yielded`: the engine runs it again
-    /// later with `ctx.resumed`, and it goes on from `resume`); the access then did not happen
-    /// (yet).
+    /// Performs one access of process `pid` (a read() of one page through a descriptor).
+    /// Returns None if the task was killed (or the allocation failed) during it, or if it
+    /// yielded (`ctx.yielded`: the engine runs it again later with `ctx.resumed`, and it goes
+    /// on from `resume`); the access then did not happen (yet).
     pub fn access(
         &mut self,
         pol: &mut dyn Policy,
@@ -32,6 +32,20 @@ impl Machine {
         page: PageRef,
         op: Op,
         via: Via,
+    ) -> Option<AccessOutcome> {
+        self.access_request(pol, pid, page, op, via, 1)
+    }
+
+    /// [`Machine::access`] of one page of a read() through a descriptor with `req` pages left
+    /// in its request, this one included (`TraceRecord::req`; 1 for any other access).
+    pub fn access_request(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        page: PageRef,
+        op: Op,
+        via: Via,
+        req: u32,
     ) -> Option<AccessOutcome> {
         if !self.ctx.resumed {
             self.spend_user(self.cfg.cost.cpu_access_ns);
@@ -57,7 +71,7 @@ impl Machine {
                 if !self.ctx.resumed {
                     self.spend_sys(self.cfg.cost.fd_syscall_ns);
                 }
-                self.access_fd(pol, pid, file, page, write)
+                self.access_fd(pol, pid, file, page, write, req.into())
             }
             (PageRef::File { file, page }, Via::Mmap) => {
                 let vma = self.file_vma_or_map(pid, file);
@@ -318,7 +332,8 @@ impl Machine {
         Some(Some(pfn))
     }
 
-    /// read()/write() of one page through a file descriptor.
+    /// read()/write() of one page through a file descriptor; a read has `req` pages left in
+    /// its request (this one included).
     fn access_fd(
         &mut self,
         pol: &mut dyn Policy,
@@ -326,20 +341,33 @@ impl Machine {
         file: u32,
         index: u64,
         write: bool,
+        req: u64,
     ) -> Option<AccessOutcome> {
         self.ensure_file_size(file, index);
         let (pfn, hit) = match self.files[file as usize].slots[index as usize] {
             Slot::Page(pfn) => (pfn, true),
-            _ => (self.page_cache_miss(pol, pid, file, index, write)?, false),
+            _ => (
+                self.page_cache_miss(pol, pid, file, index, write, req)?,
+                false,
+            ),
         };
         if write {
             // generic_perform_write: no FGP_ACCESSED, so no folio_mark_accessed.
             let newly = self.folio_mark_dirty(pfn);
             self.balance_dirty_pages_ratelimited(pid, newly);
         } else {
+            if hit {
+                self.filemap_read_wait(pid, file, index, pfn);
+            }
             // filemap_read marks a folio once per run of reads within it (pos_same_folio).
             if !self.procs[pid as usize].read_same_page_as_last(file, index) {
                 pol.folio_mark_accessed(self, pfn);
+            }
+            // filemap_get_pages → filemap_readahead on a PG_readahead folio (after the copy
+            // here: the kernel holds the folio meanwhile, the model has no reference to keep
+            // the batch's reclaim off it).
+            if hit {
+                self.filemap_readahead(pol, pid, file, index, pfn, req);
             }
         }
         Some(AccessOutcome {
@@ -349,7 +377,8 @@ impl Machine {
     }
 
     /// A page-cache miss: allocate, charge, insert (refault check unless __GFP_WRITE), add to
-    /// the LRU, and read it unless it is about to be overwritten whole.
+    /// the LRU, and read it (with its readahead, `req` pages left in the read() request)
+    /// unless it is about to be overwritten whole.
     fn page_cache_miss(
         &mut self,
         pol: &mut dyn Policy,
@@ -357,23 +386,17 @@ impl Machine {
         file: u32,
         index: u64,
         write: bool,
+        req: u64,
     ) -> Option<Pfn> {
         let pfn = self.new_folio(pol, pid, Owner::File { file, index })?;
         if let Some(cached) = self.raced_into_page_cache(file, index, pfn) {
             return Some(cached);
         }
         self.page_cache_add(pol, file, index, pfn, !write);
-        self.folio_add_lru(pol, pfn);
-        if !write {
-            let now = self.now();
-            let done = self.file_dev.submit(now, 4096, false);
-            self.spend_iowait(done - now);
-            // filemap_read_folio, folio_wait_bit_common: a workingset refault's read is a
-            // memory stall; any read sleeps in I/O.
-            let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
-            self.psi_wait(now, done, workingset, true);
-            let memcg = self.folios[pfn as usize].memcg;
-            self.count(memcg, Vm::Pgpgin, 4);
+        if write {
+            self.folio_add_lru(pol, pfn);
+        } else {
+            self.filemap_read_miss(pol, pid, file, index, pfn, req);
         }
         Some(pfn)
     }

@@ -6,14 +6,19 @@ use crate::behaviour::Behaviour;
 use crate::policy::Policy;
 
 impl Machine {
-    /// Per-CPU LRU batch size (`PAGEVEC_SIZE` / folio_batch): 15 up to v6.8, 31 after; at
-    /// most `MachineConfig::lru_batch_cap` in a scaled-down scenario.
+    /// Per-CPU LRU batch size (`PAGEVEC_SIZE` / folio_batch): 15 up to v6.8, 31 after.
     fn lru_batch_size(&self) -> usize {
-        let size = if self.kernel.has(Behaviour::FolioBatch31) {
+        if self.kernel.has(Behaviour::FolioBatch31) {
             crate::consts::FOLIO_BATCH_SIZE
         } else {
             crate::consts::PAGEVEC_SIZE
-        };
+        }
+    }
+
+    /// The lru_add batch's capacity: the kernel's, or at most `MachineConfig::lru_batch_cap`
+    /// in a scaled-down scenario (docs/model.md §2, "Per-CPU LRU batches at small scale").
+    fn lru_add_capacity(&self) -> usize {
+        let size = self.lru_batch_size();
         self.cfg
             .lru_batch_cap
             .map_or(size, |cap| size.min(cap.max(1) as usize))
@@ -29,7 +34,7 @@ impl Machine {
         }
         self.folios[pfn as usize].set(pg::IN_BATCH);
         self.lru_add_batch[cpu].push(pfn);
-        if self.lru_add_batch[cpu].len() >= self.lru_batch_size() {
+        if self.lru_add_batch[cpu].len() >= self.lru_add_capacity() {
             self.flush_lru_add(pol, cpu);
         }
     }
@@ -58,12 +63,32 @@ impl Machine {
     /// `folio_batch_move_lru(lru_add)`: `lru_add` for every queued folio.
     fn flush_lru_add(&mut self, pol: &mut dyn Policy, cpu: usize) {
         let mut batch = std::mem::take(&mut self.lru_add_batch[cpu]);
-        self.lock_batch_lruvecs(&batch);
+        self.lock_lru_add(cpu, &batch);
         for &pfn in &batch {
             self.lru_add(pol, pfn);
         }
         batch.clear();
         self.lru_add_batch[cpu] = batch;
+    }
+
+    /// The lruvec lock of an lru_add flush. Under `lru_batch_cap` the batch is smaller than the
+    /// kernel's but the lock traffic per folio is not (a time cost, which scaling keeps): the
+    /// lock is taken once per kernel batch's worth of folios, for all of them, with the lruvec
+    /// of the flush that completes it.
+    fn lock_lru_add(&mut self, cpu: usize, batch: &[Pfn]) {
+        if batch.is_empty() {
+            return;
+        }
+        if self.lru_add_capacity() == self.lru_batch_size() {
+            self.lock_batch_lruvecs(batch);
+            return;
+        }
+        self.lru_add_unlocked[cpu] += batch.len() as u32;
+        if self.lru_add_unlocked[cpu] as usize >= self.lru_batch_size() {
+            let f = self.folios[batch[0] as usize];
+            let nr = std::mem::take(&mut self.lru_add_unlocked[cpu]);
+            self.lru_lock(f.memcg, f.node, nr as u64);
+        }
     }
 
     /// `lru_add`: set PG_lru and put the folio at the head of its list; unevictable folios are

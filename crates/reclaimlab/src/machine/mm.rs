@@ -181,8 +181,9 @@ impl Process {
     /// Records a read() of `page` of `file`; returns whether the previous read of this open
     /// file ended in the same page (then filemap_read does not mark it accessed again).
     pub fn read_same_page_as_last(&mut self, file: u32, page: u64) -> bool {
+        // pos_same_folio(ki_pos, prev_pos - 1): prev_pos is one past the last byte read.
         let ra = self.file_ra(file);
-        ra.prev_index.replace(page) == Some(page)
+        ra.prev_index.replace(page + 1) == Some(page + 1)
     }
 
     /// The readahead state of this process's open `file` (`file_ra_state_init` on first use).

@@ -442,6 +442,9 @@ pub struct Machine {
     pub nest: Option<Box<dyn Nest>>,
     /// Per-CPU `lru_add` and `lru_activate` batches.
     pub lru_add_batch: Vec<Vec<Pfn>>,
+    /// Per CPU, folios moved to the LRU under `lru_batch_cap` whose lruvec-lock hold is not
+    /// taken yet: the lock is taken once per kernel batch's worth (`flush_lru_add`).
+    pub lru_add_unlocked: Vec<u32>,
     pub lru_activate_batch: Vec<Vec<Pfn>>,
     pub wb: writeback::WritebackState,
     /// Processes killed by the OOM killer, in order.
@@ -504,6 +507,7 @@ impl Machine {
             usage_epoch: 0,
             nest: None,
             lru_add_batch: vec![Vec::with_capacity(32); ncpu],
+            lru_add_unlocked: vec![0; ncpu],
             lru_activate_batch: vec![Vec::with_capacity(32); ncpu],
             wb: writeback::WritebackState::default(),
             oom_victims: Vec::new(),

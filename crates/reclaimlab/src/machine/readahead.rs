@@ -8,9 +8,11 @@
 //! - a fault on a cached folio marked PG_readahead starts the next window asynchronously
 //!   (`do_async_mmap_readahead`, `page_cache_async_ra`).
 //!
-//! read()/write() through a file descriptor do not read ahead yet: the access stream carries
-//! one page per access, not the request's length that `page_cache_sync_ra` is given
-//! (docs/model.md §9, gap 17).
+//! read() through a file descriptor reads ahead as `filemap_read` does (`filemap_get_pages`):
+//! a page-cache miss calls `page_cache_sync_ra` with the pages left in the request
+//! (`TraceRecord::req`), a cached page marked PG_readahead `page_cache_async_ra`
+//! (`filemap_readahead`); FMODE_RANDOM (POSIX_FADV_RANDOM) reads the request as is
+//! (`force_page_cache_ra`), and `read_ahead_kb` 0 one page (docs/model.md §2).
 
 use super::mm::vm;
 use super::{pg, Folio, Machine, Owner, Pfn, Slot, Vm};
@@ -26,8 +28,11 @@ pub struct FileRa {
     pub size: u64,
     pub async_size: u64,
     pub mmap_miss: u32,
-    /// `prev_pos >> PAGE_SHIFT`: the page of the last read() (None: `prev_pos` = -1).
+    /// `prev_pos >> PAGE_SHIFT`: the page after the last byte read() copied (reads are of
+    /// whole pages, so one past the last page read; None: `prev_pos` = -1).
     pub prev_index: Option<u64>,
+    /// FMODE_RANDOM of the open file (POSIX_FADV_RANDOM): no readahead on read().
+    pub random: bool,
     /// Pages `[.0, .1)` were last read ahead and are up to date at `.2` (ns). Until then a
     /// fault on one waits for it (`folio_lock` on a folio under read), and fault-around skips
     /// them (`next_uptodate_page`).
@@ -44,6 +49,7 @@ impl FileRa {
             async_size: 0,
             mmap_miss: 0,
             prev_index: None,
+            random: false,
             inflight: (0, 0, 0),
         }
     }
@@ -52,6 +58,21 @@ impl FileRa {
     pub fn reading(&self, index: u64, now: u64) -> Option<u64> {
         let (lo, hi, ready) = self.inflight;
         (index >= lo && index < hi && ready > now).then_some(ready)
+    }
+}
+
+/// `bdi->io_pages` (the queue's `max_sectors_kb` / 4): the block layer's default cap of
+/// `max_sectors_kb`, 1280 KiB (`BLK_DEF_MAX_SECTORS` 2560 sectors in 6.1,
+/// `BLK_DEF_MAX_SECTORS_CAP` from 6.8), which NVMe and virtio-blk queues keep.
+pub const IO_PAGES: u64 = 320;
+
+/// `ractl_max_pages` (6.12; 6.1's `ondemand_readahead` computes the same): a request above
+/// `ra_pages` may read up to itself, at most `io_pages`.
+pub fn ractl_max_pages(ra_pages: u64, req: u64) -> u64 {
+    if req > ra_pages && IO_PAGES > ra_pages {
+        req.min(IO_PAGES)
+    } else {
+        ra_pages
     }
 }
 
@@ -475,6 +496,124 @@ impl Machine {
             async_ra_v6_12(ra, slots, index, max, max)
         } else {
             ondemand_readahead(ra, slots, index, max, max, true)
+        };
+        if let Some(b) = batch {
+            self.page_cache_ra_unbounded(pol, pid, file, b, None);
+        }
+    }
+
+    /// `page_cache_sync_ra` (`page_cache_sync_readahead`) from `filemap_get_pages`: what a
+    /// read() missing page `index`, with `req` pages left in its request, reads with it.
+    /// None: the page alone (`read_ahead_kb` 0 forces a one-page read; FMODE_RANDOM reads
+    /// the request as is, which for one page is the page alone).
+    fn page_cache_sync_readahead(
+        &mut self,
+        pid: u32,
+        file: u32,
+        index: u64,
+        req: u64,
+    ) -> Option<RaBatch> {
+        let ra_pages = self.ra_pages();
+        let req = req.max(1);
+        let slots = &self.files[file as usize].slots;
+        let ra = self.procs[pid as usize].file_ra(file);
+        if ra_pages == 0 {
+            return None;
+        }
+        // force_page_cache_ra: the request as is (at most max(io_pages, ra_pages) pages; its
+        // 2 MiB chunks are contiguous), no window, no marker.
+        if ra.random {
+            let nr = req.min(IO_PAGES.max(ra_pages));
+            return (nr > 1).then_some(RaBatch::as_is(index, nr));
+        }
+        let max = ractl_max_pages(ra_pages, req);
+        if self.kernel.has(Behaviour::ReadaheadRework) {
+            Some(sync_ra_v6_12(ra, slots, index, req, max))
+        } else {
+            ondemand_readahead(ra, slots, index, req, max, false)
+        }
+    }
+
+    /// `filemap_read` → `filemap_get_pages` on a page-cache miss of a read() with `req` pages
+    /// left in its request: the folio is allocated and charged, then read with its
+    /// `page_cache_sync_ra` batch; the task waits for the request that holds it. Returns the
+    /// folio, on the LRU. Without a batch it is the one-page read of `read_ahead_kb` 0.
+    pub(super) fn filemap_read_miss(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        file: u32,
+        index: u64,
+        pfn: Pfn,
+        req: u64,
+    ) {
+        let now = self.now();
+        match self.page_cache_sync_readahead(pid, file, index, req) {
+            Some(b) => {
+                let done = self.page_cache_ra_unbounded(pol, pid, file, b, Some(index));
+                // As for a fault: the folio joins the LRU after its batch.
+                self.folio_add_lru(pol, pfn);
+                let start = self.now().max(now);
+                if done > start {
+                    self.spend_iowait(done - start);
+                }
+                let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
+                self.psi_wait(start, done.max(start), workingset, true);
+            }
+            None => {
+                // filemap_create_folio → filemap_read_folio: one 4 KiB read.
+                self.folio_add_lru(pol, pfn);
+                let now = self.now();
+                let done = self.file_dev.submit(now, 4096, false);
+                self.spend_iowait(done - now);
+                // folio_wait_bit_common: a workingset refault's read is a memory stall; any
+                // read sleeps in I/O.
+                let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
+                self.psi_wait(now, done, workingset, true);
+                let memcg = self.folios[pfn as usize].memcg;
+                self.count(memcg, Vm::Pgpgin, 4);
+            }
+        }
+    }
+
+    /// `filemap_get_pages` finding page `index` of a read() cached: a folio still under
+    /// this file's readahead is waited for (`filemap_update_page`).
+    pub(super) fn filemap_read_wait(&mut self, pid: u32, file: u32, index: u64, pfn: Pfn) {
+        let now = self.now();
+        if let Some(ready) = self.procs[pid as usize].file_ra(file).reading(index, now) {
+            self.spend_iowait(ready - now);
+            let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
+            self.psi_wait(now, ready, workingset, true);
+        }
+    }
+
+    /// `filemap_readahead` → `page_cache_async_ra`: a read() found page `index` cached and
+    /// marked PG_readahead, with `req` pages left in its request: the mark is cleared and the
+    /// next window read without waiting.
+    pub(super) fn filemap_readahead(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        file: u32,
+        index: u64,
+        pfn: Pfn,
+        req: u64,
+    ) {
+        let ra_pages = self.ra_pages();
+        let f = self.folios[pfn as usize];
+        // No readahead, or not marked, or under writeback (the bit is PG_reclaim's).
+        if ra_pages == 0 || !f.test(pg::READAHEAD) || f.test(pg::WRITEBACK) {
+            return;
+        }
+        self.folios[pfn as usize].clear(pg::READAHEAD);
+        let req = req.max(1);
+        let max = ractl_max_pages(ra_pages, req);
+        let slots = &self.files[file as usize].slots;
+        let ra = self.procs[pid as usize].file_ra(file);
+        let batch = if self.kernel.has(Behaviour::ReadaheadRework) {
+            async_ra_v6_12(ra, slots, index, req, max)
+        } else {
+            ondemand_readahead(ra, slots, index, req, max, true)
         };
         if let Some(b) = batch {
             self.page_cache_ra_unbounded(pol, pid, file, b, None);

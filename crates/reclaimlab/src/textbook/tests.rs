@@ -315,6 +315,7 @@ fn access_record_uses_page_key_and_op() {
         page,
         op,
         via: Via::Mmap,
+        req: 1,
     };
     let mut c = TextbookCache::new(TextbookKind::Lru, 4);
     let anon = PageRef::Anon { page: 3 };

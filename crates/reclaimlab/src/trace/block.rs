@@ -2,7 +2,10 @@
 //! accesses of file 0.
 //!
 //! Every request becomes a run of consecutive pages, all with the request's time and op,
-//! `pid` 1, `memcg` 0, `via` [`Via::Fd`]. Times are rebased so that the earliest request of the
+//! `pid` 1, `memcg` 0, `via` [`Via::Fd`]. A block trace's read request of N pages (vscsi,
+//! csv) is one `read()` of N pages: its records carry `req` N, N-1, ..., 1 (readahead sizes its
+//! window from it, as `filemap_read` passes the request's length to `page_cache_sync_ra`);
+//! an object trace's (oracleGeneral) objects are not file reads, and their pages keep `req` 1. Times are rebased so that the earliest request of the
 //! trace is at 0 ns (a [`TraceRecord`]'s time counts from the start of the trace).
 
 use crate::access::{Op, PageRef, TraceRecord, Via, PAGE_SIZE};
@@ -23,6 +26,20 @@ pub(crate) struct PageRun {
     pub first_page: u64,
     pub pages: u64,
     pub op: Op,
+    /// The pages are one request of a block trace (a read is one `read()` of them all);
+    /// false for an object trace's object.
+    pub request: bool,
+}
+
+impl PageRun {
+    /// `TraceRecord::req` of page `k` of the run.
+    pub(crate) fn req_at(&self, k: u64) -> u32 {
+        if self.request && self.op == Op::Read {
+            u32::try_from(self.pages - k).unwrap_or(u32::MAX)
+        } else {
+            1
+        }
+    }
 }
 
 /// The pages covered by the bytes `[offset, offset + size)`, as `(first_page, page_count)`.
@@ -96,6 +113,7 @@ fn push_run(records: &mut Vec<TraceRecord>, run: &PageRun, time_ns: u64) {
             },
             op: run.op,
             via: Via::Fd,
+            req: run.req_at(k),
         });
     }
 }
@@ -126,12 +144,14 @@ mod tests {
                 first_page: 3,
                 pages: 2,
                 op: Op::Write,
+                request: true,
             },
             PageRun {
                 time_ns: 200,
                 first_page: 1,
                 pages: 1,
                 op: Op::Read,
+                request: true,
             },
         ];
         let (header, records) = runs_to_trace(&runs);

@@ -249,6 +249,7 @@ pub(crate) fn parse_request(line: &str, spec: &CsvSpec) -> Result<PageRun, Strin
         first_page,
         pages,
         op,
+        request: true,
     })
 }
 

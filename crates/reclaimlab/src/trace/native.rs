@@ -24,7 +24,8 @@
 //!   declared file must have `page < size_pages`. An undeclared file's size is 1 + the largest
 //!   page any record uses.
 //! * **comment**: any other line starting with `#` (including `#memcg`, `# memcgs ...`).
-//! * **record**: eight fields `<time_ns> <pid> <memcg> <kind> <object> <page> <op> <via>`:
+//! * **record**: eight fields `<time_ns> <pid> <memcg> <kind> <object> <page> <op> <via>`,
+//!   and an optional ninth, `<req>`:
 //!
 //! | field     | value                                                                       |
 //! |-----------|-----------------------------------------------------------------------------|
@@ -36,6 +37,14 @@
 //! | `page`    | u64: page index (4 KiB units) in the process's anon area or in the file      |
 //! | `op`      | `r` = read, `w` = write                                                      |
 //! | `via`     | `f` = through a file descriptor, `m` = through a mapping; `a` requires `m`   |
+//! | `req`     | optional u32 >= 1, only on a read through a file descriptor (`f .. r f`): the |
+//! |           | pages of its `read()` request from this page on, this one included; absent  |
+//! |           | = 1. A request of N pages is N records of pages p, p+1, ... with `req` N,    |
+//! |           | N-1, ..., 1 (readahead sizes its window from it); it may not run past a      |
+//! |           | declared file size. Writers omit it when it is 1.                            |
+//!
+//! The `req` field was added without a version change: every v1 trace without it means what
+//! it meant, and a reader from before it rejects a record that has it ("expected 8 fields").
 //!
 //! Example:
 //!
@@ -45,6 +54,8 @@
 //! # file 7 256 data.db
 //! 0 100 1 f 7 0 r f
 //! 1000 100 1 a 0 12 w m
+//! 2000 100 1 f 7 8 r f 2
+//! 2000 100 1 f 7 9 r f
 //! ```
 //!
 //! # Order
@@ -76,6 +87,8 @@ pub const NATIVE_MAGIC: &str = "# reclaimlab-trace v1";
 
 const MAGIC_PREFIX: &str = "# reclaimlab-trace ";
 const RECORD_FIELDS: usize = 8;
+/// With the optional `req`.
+const MAX_RECORD_FIELDS: usize = 9;
 
 // ---------------------------------------------------------------------------------------------
 // Declarations: the rules shared by the reader and the writer.
@@ -171,8 +184,27 @@ impl Declarations {
                 "anon record has via 'f' (anonymous memory is reached through mmap: use m)"
                     .to_owned(),
             ),
+            _ if r.req == 0 => Err("request length 0 (a read covers 1 or more pages)".into()),
+            _ if r.req > 1 && (r.op != Op::Read || r.via != Via::Fd) => Err(format!(
+                "request length {} on a record that is not a read through a file descriptor \
+                 (only 'f <file> <page> r f' records take one)",
+                r.req
+            )),
             PageRef::Anon { .. } => Ok(()),
-            PageRef::File { file, page } => self.use_file(file, page, line),
+            PageRef::File { file, page } => {
+                self.use_file(file, page, line)?;
+                if r.req > 1 {
+                    let last = page.saturating_add(u64::from(r.req) - 1);
+                    self.use_file(file, last, line).map_err(|_| {
+                        format!(
+                            "a request of {} pages from page {page} runs past the declared size \
+                             of file {file}",
+                            r.req
+                        )
+                    })?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -381,7 +413,7 @@ fn parse_file_declaration(body: &str) -> Result<(u32, u64, Option<&str>), String
 }
 
 fn parse_record(line: &str) -> Result<TraceRecord, String> {
-    let [time, pid, memcg, kind, object, page, op, via] = split_record_fields(line)?;
+    let ([time, pid, memcg, kind, object, page, op, via], req) = split_record_fields(line)?;
     let time_ns = parse_uint(time, "time_ns", u64::MAX)?;
     let pid = parse_uint(pid, "pid", u32::MAX.into())? as u32;
     let memcg = parse_uint(memcg, "memcg", u16::MAX.into())? as u16;
@@ -394,6 +426,10 @@ fn parse_record(line: &str) -> Result<TraceRecord, String> {
     let page = parse_uint(page, "page", u64::MAX)?;
     let op = parse_op(op)?;
     let via = parse_via(via)?;
+    let req = match req {
+        Some(text) => parse_uint(text, "request length", u32::MAX.into())? as u32,
+        None => 1,
+    };
     let page = match (anon, object) {
         (true, 0) => PageRef::Anon { page },
         (true, _) => return Err(format!("anon record has object {object} (must be 0)")),
@@ -406,14 +442,17 @@ fn parse_record(line: &str) -> Result<TraceRecord, String> {
         page,
         op,
         via,
+        req,
     })
 }
 
-fn split_record_fields(line: &str) -> Result<[&str; RECORD_FIELDS], String> {
+/// The eight fields of a record, and the optional ninth.
+#[allow(clippy::type_complexity)]
+fn split_record_fields(line: &str) -> Result<([&str; RECORD_FIELDS], Option<&str>), String> {
     if line.starts_with(' ') || line.ends_with(' ') || line.contains("  ") {
         return Err("fields must be separated by exactly one space".into());
     }
-    let mut fields = [""; RECORD_FIELDS];
+    let mut fields = [""; MAX_RECORD_FIELDS];
     let mut count = 0;
     for field in line.split(' ') {
         if let Some(slot) = fields.get_mut(count) {
@@ -421,12 +460,15 @@ fn split_record_fields(line: &str) -> Result<[&str; RECORD_FIELDS], String> {
         }
         count += 1;
     }
-    if count != RECORD_FIELDS {
+    if count != RECORD_FIELDS && count != MAX_RECORD_FIELDS {
         return Err(format!(
-            "expected {RECORD_FIELDS} fields (time_ns pid memcg kind object page op via), found {count}"
+            "expected {RECORD_FIELDS} fields (time_ns pid memcg kind object page op via) or \
+             {MAX_RECORD_FIELDS} (and req), found {count}"
         ));
     }
-    Ok(fields)
+    let [time, pid, memcg, kind, object, page, op, via, req] = fields;
+    let req = (count == MAX_RECORD_FIELDS).then_some(req);
+    Ok(([time, pid, memcg, kind, object, page, op, via], req))
 }
 
 fn parse_op(text: &str) -> Result<Op, String> {
@@ -580,7 +622,12 @@ fn format_record(buf: &mut Vec<u8>, r: &TraceRecord) {
         Via::Fd => b'f',
         Via::Mmap => b'm',
     };
-    buf.extend_from_slice(&[b' ', op, b' ', via, b'\n']);
+    buf.extend_from_slice(&[b' ', op, b' ', via]);
+    if r.req != 1 {
+        buf.push(b' ');
+        push_uint(buf, r.req.into());
+    }
+    buf.push(b'\n');
 }
 
 /// Appends the decimal digits of `value`.

@@ -63,6 +63,7 @@ pub(crate) fn object_run(record: &[u8]) -> PageRun {
         first_page: object_first_page(obj_id),
         pages: u64::from(obj_size).div_ceil(PAGE_SIZE).max(1),
         op: Op::Read,
+        request: false,
     }
 }
 

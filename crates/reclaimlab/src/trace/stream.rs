@@ -31,8 +31,9 @@ pub trait RecordReader: Send {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError>;
 
     /// The next record and how many records follow it that differ only in their page, one
-    /// page further each (the rest of a block or object request): a first pass can take a
-    /// request of a million pages in one step. `next_record` continues after them.
+    /// page further each, and their `req`, one less each for a read request (the rest of a
+    /// block or object request): a first pass can take a request of a million pages in one
+    /// step. `next_record` continues after them.
     fn next_run(&mut self) -> Result<Option<(TraceRecord, u64)>, TraceError> {
         Ok(self.next_record()?.map(|r| (r, 1)))
     }
@@ -166,6 +167,7 @@ impl RunExpander {
             },
             op: run.op,
             via: Via::Fd,
+            req: run.req_at(self.next - n),
         };
         Some((record, n))
     }

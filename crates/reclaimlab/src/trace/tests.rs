@@ -36,6 +36,7 @@ fn file_record(time_ns: u64, file: u32, page: u64) -> TraceRecord {
         page: PageRef::File { file, page },
         op: Op::Read,
         via: Via::Fd,
+        req: 1,
     }
 }
 

@@ -241,6 +241,7 @@ fn request_run(request: VscsiRequest, offset: u64) -> Result<Option<PageRun>, Tr
         first_page,
         pages,
         op,
+        request: true,
     }))
 }
 

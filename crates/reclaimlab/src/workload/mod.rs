@@ -16,8 +16,14 @@ use rand_chacha::ChaCha8Rng;
 /// One step of a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// Access one page.
-    Access { page: PageRef, op: Op, via: Via },
+    /// Access one page. `req`: for a read through a file descriptor, the pages of its `read()`
+    /// request from this page on, this one included (`TraceRecord::req`); 1 otherwise.
+    Access {
+        page: PageRef,
+        op: Op,
+        via: Via,
+        req: u32,
+    },
     /// Spend CPU time in user mode without touching memory (the application's own work).
     Think(u64),
     /// Sleep: off the CPU for this long (a delay, a pause between rounds).
@@ -102,6 +108,12 @@ pub struct Phase {
     pub think_ns: u64,
     /// Page offset added to every generated index.
     pub offset: u64,
+    /// Pages per `read()` request of an fd target: the phase's accesses are taken in groups of
+    /// this many (the last group of the phase may be shorter), each group one request, so
+    /// the pattern must yield consecutive pages within a group (`Pattern::Blocks` of a
+    /// multiple of it, or a sequential pattern). 1 (the default): each read is one page.
+    /// Writes and mapped or anonymous accesses ignore it.
+    pub req_pages: u64,
 }
 
 impl Phase {
@@ -115,6 +127,15 @@ impl Phase {
             ops,
             think_ns: 0,
             offset: 0,
+            req_pages: 1,
+        }
+    }
+
+    /// The same phase with its fd reads grouped into `read()` requests of `pages` pages.
+    pub fn requests(self, pages: u64) -> Phase {
+        Phase {
+            req_pages: pages,
+            ..self
         }
     }
 }
@@ -276,6 +297,9 @@ pub struct ProcSpec {
     pub anon_pages: u64,
     /// Files mapped (file index, vma flags such as `vm::SHARED`, `vm::SEQ_READ`).
     pub mmaps: Vec<(usize, u32)>,
+    /// Files the process reads through a descriptor it advised `POSIX_FADV_RANDOM`
+    /// (FMODE_RANDOM: `read()` does no readahead, `force_page_cache_ra` reads the request).
+    pub fadvise_random: Vec<usize>,
 }
 
 impl ProcSpec {
@@ -286,6 +310,7 @@ impl ProcSpec {
             memcg: memcg.into(),
             anon_pages,
             mmaps: Vec::new(),
+            fadvise_random: Vec::new(),
         }
     }
 }
@@ -355,6 +380,9 @@ impl Scenario {
                     return Err(format!("process '{}' maps unknown file {f}", p.name));
                 }
             }
+            if let Some(f) = p.fadvise_random.iter().find(|&&f| f >= self.files.len()) {
+                return Err(format!("process '{}' advises unknown file {f}", p.name));
+            }
         }
         for (i, t) in self.threads.iter().enumerate() {
             if t.proc >= self.procs.len() {
@@ -396,6 +424,9 @@ impl Scenario {
             };
             for ph in phases {
                 ph.pattern.validate()?;
+                if ph.req_pages == 0 {
+                    return Err(format!("thread {i}: a read request needs req_pages > 0"));
+                }
                 if let Target::File { file, .. } = ph.target {
                     if file >= self.files.len() {
                         return Err(format!("thread {i}: unknown file {file}"));
@@ -529,8 +560,9 @@ pub struct StreamIter {
     replay: Option<replay::ReplayIter>,
 }
 
-/// One access of a phase: the page `idx` (before the phase's offset), read or write.
-fn phase_access(ph: &Phase, idx: u64, rng: &mut ChaCha8Rng) -> Action {
+/// One access of a phase: the page `idx` (before the phase's offset), read or write; `done`
+/// accesses of the phase came before it.
+fn phase_access(ph: &Phase, idx: u64, done: u64, rng: &mut ChaCha8Rng) -> Action {
     let idx = idx + ph.offset;
     let op = if ph.write_pct > 0 && rng.random_range(0..100) < ph.write_pct {
         Op::Write
@@ -547,7 +579,13 @@ fn phase_access(ph: &Phase, idx: u64, rng: &mut ChaCha8Rng) -> Action {
             via,
         ),
     };
-    Action::Access { page, op, via }
+    let req = if op == Op::Read && via == Via::Fd && ph.req_pages > 1 {
+        let left = ph.req_pages - done % ph.req_pages;
+        u32::try_from(left.min(ph.ops.saturating_sub(done)).max(1)).unwrap_or(u32::MAX)
+    } else {
+        1
+    };
+    Action::Access { page, op, via, req }
 }
 
 /// The state of a [`Script`] stream.
@@ -665,9 +703,10 @@ impl ScriptIter {
                 self.done_in_step = u64::MAX;
                 continue;
             };
+            let a = phase_access(ph, idx, self.done_in_step, &mut self.rng);
             self.done_in_step += 1;
             self.think_next = ph.think_ns > 0;
-            return Some(phase_access(ph, idx, &mut self.rng));
+            return Some(a);
         }
     }
 }
@@ -771,7 +810,7 @@ impl StreamIter {
                 self.done_in_phase = u64::MAX;
                 continue;
             };
-            let a = phase_access(ph, idx, &mut self.rng);
+            let a = phase_access(ph, idx, self.done_in_phase, &mut self.rng);
             self.done_in_phase += 1;
             self.think_next = ph.think_ns > 0;
             return Some(a);
@@ -879,7 +918,7 @@ pub fn write_trace<W: std::io::Write>(
                         live[i] = false;
                         break;
                     }
-                    Some(Action::Access { page, op, via }) => {
+                    Some(Action::Access { page, op, via, req }) => {
                         let proc = scn.threads[i].proc;
                         w.write_record(&TraceRecord {
                             time_ns: 0,
@@ -888,6 +927,7 @@ pub fn write_trace<W: std::io::Write>(
                             page,
                             op,
                             via,
+                            req,
                         })?;
                         n += 1;
                         break;

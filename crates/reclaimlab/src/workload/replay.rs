@@ -625,6 +625,7 @@ impl ReplayIter {
             page,
             op: r.op,
             via: r.via,
+            req: r.req,
         };
         let time = r.time_ns - self.replay.time_base;
         if time > 0 {
@@ -751,6 +752,7 @@ fn replay_scenario(
                     .iter()
                     .map(|&f| (file_ids.index(f) as usize, vm::SHARED))
                     .collect(),
+                fadvise_random: Vec::new(),
             })
         })
         .collect::<Result<_, String>>()?;

@@ -122,7 +122,9 @@ fn thread(proc: usize, cpu: u32, stream: Stream) -> ThreadSpec {
 ///
 /// One operation (a request): one access to the WiredTiger cache (Zipf 0.99 over its pages,
 /// 5% writes), then one 32 KiB WiredTiger leaf (8 pages, `Pattern::Blocks` of a Zipf 0.99
-/// over the leaves, YCSB's zipfian constant) read through the page cache; each page is
+/// over the leaves, YCSB's zipfian constant) read through the page cache as one 32 KiB
+/// `pread` (WiredTiger reads a page whole: its `leaf_page_max` default is 32 KiB; one read()
+/// request of 8 pages, `Phase::requests`, so readahead sees one request); each page is
 /// written with probability 5%, so an operation dirties 0.4 pages on average, as 5% updates
 /// of an 8-page leaf do; then 20 us of CPU (query processing; an assumption, the seed gives
 /// none). Before the operations each thread fills its slice of the cache.
@@ -167,18 +169,21 @@ pub fn ycsb_b(scale: f64) -> Scenario {
                             5,
                             1,
                         )),
-                        Step::Phase(Phase::new(
-                            blocks(
-                                Pattern::Zipf {
-                                    pages: leaves,
-                                    s: 0.99,
-                                },
+                        Step::Phase(
+                            Phase::new(
+                                blocks(
+                                    Pattern::Zipf {
+                                        pages: leaves,
+                                        s: 0.99,
+                                    },
+                                    leaf,
+                                ),
+                                Target::fd(0),
+                                5,
                                 leaf,
-                            ),
-                            Target::fd(0),
-                            5,
-                            leaf,
-                        )),
+                            )
+                            .requests(leaf),
+                        ),
                         Step::Think(20 * US),
                         Step::OpEnd,
                     ],
@@ -403,7 +408,9 @@ pub fn dd_throttle(scale: f64) -> Scenario {
 /// 24.3 GiB (anon; innodb_buffer_pool_size=26106127360) of which the data uses 21.6 GiB; the
 /// data is one 21.6 GiB file (48 tables x 2M rows of ~225 B with index), read through the
 /// page cache (innodb_flush_method=fsync, the default). 48 threads: each first loads its
-/// slice of the data (reads its file slice, writes its pool slice), then runs transactions
+/// slice of the data (reads its file slice in 16 KiB page reads, InnoDB's default
+/// `innodb_page_size`, each one read() request of 4 pages; writes its pool slice), then runs
+/// transactions
 /// (requests): 40 buffer-pool page accesses, Zipf 0.99 over the pool (14 queries of ~3 B-tree
 /// pages; sysbench's "special" distribution approximated by Zipf), plus 700 us of CPU (14
 /// queries x 50 us, an assumption). 600 s x ~17000 tps = 10.2M transactions (scaled).
@@ -433,7 +440,8 @@ pub fn mysql_ro(scale: f64) -> Scenario {
                                 Target::fd(0),
                                 0,
                                 slice,
-                            ),
+                            )
+                            .requests(4),
                             off,
                         )),
                         Step::Phase(at(
@@ -552,7 +560,9 @@ pub const KBUILD_PARALLEL: usize = 96;
 /// translation units), 96 at a time: job j starts when job j-96 exits (a barrier between the
 /// two, then the older one exits: `exit_mmap` frees its memory). Each job is a process
 /// `cc-J` that maps the 32 MiB compiler binary (shared; touches 16 MiB of it), reads 8 MiB of
-/// headers (Zipf 0.9 over a shared 256 MiB header tree) and its own 48 KiB source, builds a
+/// headers (Zipf 0.9 over a shared 256 MiB header tree, one page per read()) and its own
+/// 48 KiB source (one read() of the whole file, as libcpp's `read_file_guts` reads
+/// `st_size` bytes), builds a
 /// 96 MiB heap (writes it, then touches it twice more, Zipf 0.9, 30% writes), writes a
 /// 192 KiB object, and exits. Each job is a request (its duration); elapsed time is
 /// `sim_time_ns`. The seed's "system time" is the jobs' kernel time, `cpu.sys_ns` (faults,
@@ -608,7 +618,7 @@ pub fn kernel_build(scale: f64) -> Scenario {
                 mib(8.0, scale),
             )),
             Step::Phase(at(
-                Phase::new(Pattern::Sequential { pages: src }, Target::fd(2), 0, src),
+                Phase::new(Pattern::Sequential { pages: src }, Target::fd(2), 0, src).requests(src),
                 j as u64 * src,
             )),
             Step::Phase(Phase::new(
@@ -858,7 +868,9 @@ pub fn fio_pmem(scale: f64) -> Scenario {
 /// Scale 1: one node of 192 GiB with 40 CPUs (fio was bound to one socket), the files on pmem
 /// (`DeviceProfile::pmem`), swap on (size not given: 16 GiB on NVMe); 40 (or 80) jobs, each a
 /// process reading its own 10 GiB (or 5 GiB) file: files total 400 GiB, ~2x memory. Each job
-/// does buffered 4 KiB random reads (read(), the page cache) with the chosen distribution:
+/// does buffered 4 KiB random reads (read(), the page cache; one-page requests, `bs=4k`) with
+/// the chosen distribution, on a file it advised POSIX_FADV_RANDOM (fio's `fadvise_hint`
+/// defaults to 1, which for `rw=randread` is POSIX_FADV_RANDOM: no readahead):
 /// a ramp of 2 file sizes, then 8 file sizes of timed reads (each a request; MiB/s =
 /// `requests.per_sec` / 256, p99 = `requests.latency.p99_ns`). The seed's 20 min ramp and
 /// 10 min run become these counts.
@@ -919,7 +931,10 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
             .map(|j| FileSpec::new(&format!("randread.{j}"), size))
             .collect(),
         procs: (0..jobs)
-            .map(|j| proc_(&format!("fio{j}"), "/", 0, vec![]))
+            .map(|j| ProcSpec {
+                fadvise_random: vec![j],
+                ..proc_(&format!("fio{j}"), "/", 0, vec![])
+            })
             .collect(),
         threads: ts,
     }

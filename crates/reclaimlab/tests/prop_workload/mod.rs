@@ -1,6 +1,8 @@
 //! The random workload shared by the property tests: two processes, one in a limited memcg
 //! `/a` and one in an unlimited `/b`, each with anon memory and a shared (`a`) or private (`b`)
-//! mapping of one file, running phases of anon, fd and mmap accesses with writes.
+//! mapping of one file, running phases of anon, fd and mmap accesses with writes. Sequential
+//! fd phases read in requests of 1 to 8 pages (readahead sees each as one read()), and with an
+//! odd number of phases `b` reads the file through a descriptor advised POSIX_FADV_RANDOM.
 
 use reclaimlab::access::Via;
 use reclaimlab::machine::mm::vm;
@@ -61,23 +63,37 @@ pub fn scenario(
             memcg: "/a".into(),
             anon_pages: sizes.anon_pages,
             mmaps: vec![(0, vm::SHARED)],
+            fadvise_random: Vec::new(),
         },
         ProcSpec {
             name: "b".into(),
             memcg: "/b".into(),
             anon_pages: sizes.anon_pages,
             mmaps: vec![(0, 0)],
+            fadvise_random: if phases.len() % 2 == 1 {
+                vec![0]
+            } else {
+                Vec::new()
+            },
         },
     ];
     let mut threads = vec![Vec::new(), Vec::new()];
     for (i, (tgt, kind, proc, write)) in phases.into_iter().enumerate() {
         let (target, pages) = target(tgt, &sizes);
-        threads[(proc % 2) as usize].push(Phase::new(
-            pattern(kind, pages),
-            target,
-            write % 101,
-            sizes.base_ops + i as u64 * 7,
-        ));
+        let req = if kind % 4 == 2 {
+            1 + u64::from(write % 8)
+        } else {
+            1
+        };
+        threads[(proc % 2) as usize].push(
+            Phase::new(
+                pattern(kind, pages),
+                target,
+                write % 101,
+                sizes.base_ops + i as u64 * 7,
+            )
+            .requests(req),
+        );
     }
     Scenario {
         name: name.into(),

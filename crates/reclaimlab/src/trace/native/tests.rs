@@ -18,6 +18,7 @@ fn record(time_ns: u64, pid: u32, memcg: u16, page: PageRef, op: Op, via: Via) -
         page,
         op,
         via,
+        req: 1,
     }
 }
 
@@ -180,11 +181,35 @@ fn record_line_problems() {
     let cases: &[(&str, &str)] = &[
         (
             "0 1 0 f 0 0 r\n",
-            "line 2: expected 8 fields (time_ns pid memcg kind object page op via), found 7",
+            "line 2: expected 8 fields (time_ns pid memcg kind object page op via) or 9 (and req), found 7",
         ),
         (
             "0 1 0 f 0 0 r f f\n",
-            "line 2: expected 8 fields (time_ns pid memcg kind object page op via), found 9",
+            "line 2: bad request length 'f' (expected an unsigned integer)",
+        ),
+        (
+            "0 1 0 f 0 0 r f 2 2\n",
+            "line 2: expected 8 fields (time_ns pid memcg kind object page op via) or 9 (and req), found 10",
+        ),
+        (
+            "0 1 0 f 0 0 r f 0\n",
+            "line 2: request length 0 (a read covers 1 or more pages)",
+        ),
+        (
+            "0 1 0 f 0 0 r f 4294967296\n",
+            "line 2: request length 4294967296 out of range (at most 4294967295)",
+        ),
+        (
+            "0 1 0 f 0 0 w f 2\n",
+            "line 2: request length 2 on a record that is not a read through a file descriptor (only 'f <file> <page> r f' records take one)",
+        ),
+        (
+            "0 1 0 f 0 0 r m 2\n",
+            "line 2: request length 2 on a record that is not a read through a file descriptor (only 'f <file> <page> r f' records take one)",
+        ),
+        (
+            "0 1 0 a 0 0 r m 2\n",
+            "line 2: request length 2 on a record that is not a read through a file descriptor (only 'f <file> <page> r f' records take one)",
         ),
         (
             "0 1 0 f  0 0 r f\n",
@@ -200,7 +225,7 @@ fn record_line_problems() {
         ),
         (
             "0\t1 0 f 0 0 r f\n",
-            "line 2: expected 8 fields (time_ns pid memcg kind object page op via), found 7",
+            "line 2: expected 8 fields (time_ns pid memcg kind object page op via) or 9 (and req), found 7",
         ),
         (
             "x 1 0 f 0 0 r f\n",
@@ -415,6 +440,43 @@ fn writer_rejects_unreadable_records() {
 }
 
 #[test]
+fn request_lengths_round_trip_and_are_written_only_when_not_1() {
+    let h = TraceHeader {
+        memcgs: vec![],
+        files: vec![(7, 16, None)],
+    };
+    let mut records: Vec<TraceRecord> = (0..8)
+        .map(|k| {
+            let mut r = record(5, 1, 0, file(7, 8 + k), Op::Read, Via::Fd);
+            r.req = 8 - k as u32;
+            r
+        })
+        .collect();
+    records.push(record(6, 1, 0, file(7, 0), Op::Read, Via::Fd));
+    let text = write_to_string(&h, &records);
+    assert!(
+        text.contains("\n5 1 0 f 7 8 r f 8\n5 1 0 f 7 9 r f 7\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n5 1 0 f 7 15 r f\n6 1 0 f 7 0 r f\n"),
+        "{text}"
+    );
+    let (back_h, back) = read_str(&text).expect("reads back");
+    assert_eq!(back_h, h);
+    assert_eq!(back, records);
+    // A request may not run past a declared size.
+    assert_eq!(
+        error_for("# file 7 16\n0 1 0 f 7 12 r f 5\n"),
+        "line 3: a request of 5 pages from page 12 runs past the declared size of file 7"
+    );
+    assert!(read_str(&format!(
+        "{NATIVE_MAGIC}\n# file 7 16\n0 1 0 f 7 12 r f 4\n"
+    ))
+    .is_ok());
+}
+
+#[test]
 fn writer_rejects_unreadable_headers() {
     let memcgs = |m: Vec<(u16, &str)>| TraceHeader {
         memcgs: m.into_iter().map(|(i, p)| (i, p.to_owned())).collect(),
@@ -542,9 +604,16 @@ fn fit_record(header: &TraceHeader, raw: RawRecord) -> TraceRecord {
         n if pick_declared && n > 0 => header.files[file_id as usize % n].0,
         _ => file_id,
     };
-    let page = header.file_size(id).map_or(page, |size| page % size);
+    let size = header.file_size(id);
+    let page = size.map_or(page, |size| page % size);
     let via = if mmap { Via::Mmap } else { Via::Fd };
-    record(time_ns, pid, memcg, file(id, page), op, via)
+    let mut r = record(time_ns, pid, memcg, file(id, page), op, via);
+    if op == Op::Read && via == Via::Fd {
+        // A request of up to 4 pages that stays within the file.
+        let room = size.unwrap_or(crate::consts::MAX_LFS_PAGES) - page;
+        r.req = (1 + time_ns % 4).min(room) as u32;
+    }
+    r
 }
 
 fn arb_trace() -> impl Strategy<Value = (TraceHeader, Vec<TraceRecord>)> {
