@@ -44,12 +44,13 @@ for k in ["pgpgin", "workingset_refault_file", "workingset_refault_anon"]:
     GET[k] = (lambda k: lambda r: r["vmstat"].get(k, 0))(k)
 
 
-def runs(name, policies, extra=False):
-    """Per policy, the runs of scenario `name` (from DIR, or run into DIR/extra)."""
+def runs(name, policies, extra=False, scenario=None):
+    """Per policy, the runs saved as `name` (from DIR, or run into DIR/extra from the built-in
+    `scenario`, by default `name`)."""
     path = os.path.join(EXTRA if extra else DIR, f"{name}.json")
     if not os.path.exists(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        subprocess.run([BIN, "compare", name, "--policies", ",".join(policies), "--seeds", "6",
+        subprocess.run([BIN, "compare", scenario or name, "--policies", ",".join(policies), "--seeds", "6",
                         "--no-store", "--save", path], check=True, stdout=subprocess.DEVNULL)
     saved = json.load(open(path))
     by = {per[0]["policy"]: per for per in saved}
@@ -74,11 +75,7 @@ def mean(xs):
 def relative(claim):
     scen, metric, base_p, other_p, seed_pct, extra = (claim[k] for k in
                                                        ("scenario", "metric", "base", "other", "seed_pct", "extra"))
-    base, other = runs(scen, [base_p, other_p], extra) if extra else (None, None)
-    if not extra:
-        per = runs(scen, ["classic:6.12", "mglru:6.12", "mglru:7.1", "mglru:7.2", "mglru:7.2.13"])
-        pols = ["classic:6.12", "mglru:6.12", "mglru:7.1", "mglru:7.2", "mglru:7.2.13"]
-        base, other = per[pols.index(base_p)], per[pols.index(other_p)]
+    base, other = runs(scen, [base_p, other_p], extra, claim.get("run"))
     b = [GET[metric](r) for r in base]
     o = [GET[metric](r) for r in other]
     ci = welch(b, o)
@@ -91,11 +88,9 @@ def relative(claim):
 
 
 def ooms(claim):
-    per = runs(claim["scenario"], ["classic:6.12", "mglru:6.12", "mglru:7.1", "mglru:7.2", "mglru:7.2.13"])
-    pols = ["classic:6.12", "mglru:6.12", "mglru:7.1", "mglru:7.2", "mglru:7.2.13"]
     parts, ok = [], True
-    for p in claim["policies"]:
-        kills = [r["oom_kills"] for r in per[pols.index(p)]]
+    for p, per in zip(claim["policies"], runs(claim["scenario"], claim["policies"])):
+        kills = [r["oom_kills"] for r in per]
         runs_with = sum(1 for k in kills if k > 0)
         parts.append(f"{p}: {runs_with}/{len(kills)} runs kill")
         ok &= runs_with == len(kills) if claim["kills"] else runs_with == 0
@@ -103,11 +98,9 @@ def ooms(claim):
 
 
 def jain(claim):
-    per = runs(claim["scenario"], ["classic:6.12", "mglru:6.12", "mglru:7.1", "mglru:7.2", "mglru:7.2.13"])
-    pols = ["classic:6.12", "mglru:6.12", "mglru:7.1", "mglru:7.2", "mglru:7.2.13"]
     parts, ok = [], True
-    for p in claim["policies"]:
-        xs = [GET["Jain over clients"](r) for r in per[pols.index(p)]]
+    for p, per in zip(claim["policies"], runs(claim["scenario"], claim["policies"])):
+        xs = [GET["Jain over clients"](r) for r in per]
         out = subprocess.run([BIN, "stats", "--domain", "unit", "-"], input="x\n" + "\n".join(map(repr, xs)),
                              capture_output=True, text=True).stdout
         m = re.search(r"\n  x\s+\d+\s+(\S+)\s+(\S+)\s+\[(\S+), (\S+)\]", out)
@@ -117,9 +110,11 @@ def jain(claim):
     return "; ".join(parts), "yes" if ok else "no"
 
 
-def rel(scenario, metric, base, other, seed_pct, seed, why, extra=False):
+def rel(scenario, metric, base, other, seed_pct, seed, why, extra=False, run=None):
+    """A claim about a relative change; `run` names the built-in scenario of runs saved under
+    a name of their own (`scenario`)."""
     return dict(kind=relative, scenario=scenario, metric=metric, base=base, other=other,
-                seed_pct=seed_pct, seed=seed, why=why, extra=extra,
+                seed_pct=seed_pct, seed=seed, why=why, extra=extra, run=run,
                 what=f"{scenario}: {metric}, {other.replace(SERIES, ' + series')} vs {base}")
 
 
@@ -170,33 +165,19 @@ CLAIMS = [
     rel("android-launch", "workingset_refault_file", "mglru:7.1", "mglru:7.2", 639.0,
         "003 (camera): refault_file +639%, refault_anon +282%, direct reclaim ~5×", "android-launch"),
     rel("android-launch-6.12-base", "workingset_refault_file", "mglru:6.12", "mglru:6.12" + SERIES,
-        639.0, "003 (camera, 6.12 + the series): refault_file +639%", "android-launch", extra=True),
+        639.0, "003 (camera, 6.12 + the series): refault_file +639%", "android-launch", extra=True,
+        run="android-launch"),
     rel("chrome-node-heat-classic", "ops/s", "classic:6.12", "classic:6.12@heat", 35.0,
-        "004: heat levels +35% with the classical LRU", "heat", extra=True),
+        "004: heat levels +35% with the classical LRU", "heat", extra=True, run="chrome-node"),
     rel("chrome-node-heat-mglru", "ops/s", "mglru:7.2", "mglru:7.2@heat", 10.0,
-        "004: heat levels +10% with MGLRU", "heat", extra=True),
+        "004: heat levels +10% with MGLRU", "heat", extra=True, run="chrome-node"),
 ]
-
-
-def heat_runs(claim, name):
-    """Claims whose runs have a name of their own (seed 004's, on chrome-node, its multi-memcg
-    scenario, with and without @heat; seed 003's camera report on its own 6.12 base)."""
-    path = os.path.join(EXTRA, claim["scenario"] + ".json")
-    if not os.path.exists(path):
-        os.makedirs(EXTRA, exist_ok=True)
-        subprocess.run([BIN, "compare", name, "--policies", f"{claim['base']},{claim['other']}",
-                        "--seeds", "6", "--no-store", "--save", path], check=True,
-                       stdout=subprocess.DEVNULL)
 
 
 print("| # | claim | seed | model (change [Welch 95%]) | reproduced? | explanation |")
 print("|---|---|---|---|---|---|")
 count = 0
 for i, c in enumerate(CLAIMS, 1):
-    if c["scenario"].startswith("chrome-node-heat"):
-        heat_runs(c, "chrome-node")
-    if c["scenario"] == "android-launch-6.12-base":
-        heat_runs(c, "android-launch")
     model, verdict = c["kind"](c)
     count += verdict == "yes"
     why = "" if verdict == "yes" else f"[{c['why']}]({WHY})"

@@ -76,15 +76,8 @@ impl Gen {
         }
     }
     fn push(&mut self, pid: u32, memcg: u16, page: PageRef, op: Op, via: Via) {
-        self.records.push(TraceRecord {
-            time_ns: 0,
-            pid,
-            memcg,
-            page,
-            op,
-            via,
-            req: 1,
-        });
+        self.records
+            .push(TraceRecord::new(0, pid, memcg, page, op, via));
     }
     fn file(&mut self, pid: u32, memcg: u16, file: u32, page: u64, op: Op, via: Via) {
         self.push(pid, memcg, PageRef::File { file, page }, op, via);

@@ -449,13 +449,7 @@ impl Machine {
         // referenced while the batch allocates, the model has no lock that keeps reclaim off it.
         self.folio_add_lru(pol, pfn);
         let start = self.now().max(now);
-        if done > start {
-            self.spend_iowait(done - start);
-        }
-        // filemap_read_folio's wait (folio_wait_bit_common): a workingset refault's read is a
-        // memory stall; any read sleeps in I/O.
-        let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
-        self.psi_wait(start, done.max(start), workingset, true);
+        self.wait_for_folio_read(pfn, start, done);
         Some(pfn)
     }
 
@@ -471,12 +465,7 @@ impl Machine {
         index: u64,
         pfn: Pfn,
     ) {
-        let now = self.now();
-        if let Some(ready) = self.procs[pid as usize].file_ra(file).reading(index, now) {
-            self.spend_iowait(ready - now);
-            let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
-            self.psi_wait(now, ready, workingset, true);
-        }
+        self.wait_if_under_read(pid, file, index, pfn);
         let flags = self.procs[pid as usize].vmas[vma as usize].flags;
         let max = self.ra_pages();
         if flags & vm::RAND_READ != 0 || max == 0 {
@@ -484,21 +473,57 @@ impl Machine {
         }
         let ra = self.procs[pid as usize].file_ra(file);
         ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
-        // page_cache_async_ra: not for a folio under writeback (the bit is PG_reclaim's).
+        self.page_cache_async_ra(pol, pid, file, index, pfn, max);
+    }
+
+    /// `page_cache_async_ra` on folio `pfn` at `index`, for a request of `req` pages: if
+    /// readahead is on and the folio is marked PG_readahead (and not under writeback: the bit
+    /// is then PG_reclaim's), the mark is cleared and the next window read without waiting.
+    fn page_cache_async_ra(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        file: u32,
+        index: u64,
+        pfn: Pfn,
+        req: u64,
+    ) {
+        let ra_pages = self.ra_pages();
         let f = self.folios[pfn as usize];
-        if !f.test(pg::READAHEAD) || f.test(pg::WRITEBACK) {
+        if ra_pages == 0 || !f.test(pg::READAHEAD) || f.test(pg::WRITEBACK) {
             return;
         }
         self.folios[pfn as usize].clear(pg::READAHEAD);
+        let max = ractl_max_pages(ra_pages, req);
         let slots = &self.files[file as usize].slots;
         let ra = self.procs[pid as usize].file_ra(file);
         let batch = if self.kernel.has(Behaviour::ReadaheadRework) {
-            async_ra_v6_12(ra, slots, index, max, max)
+            async_ra_v6_12(ra, slots, index, req, max)
         } else {
-            ondemand_readahead(ra, slots, index, max, max, true)
+            ondemand_readahead(ra, slots, index, req, max, true)
         };
         if let Some(b) = batch {
             self.page_cache_ra_unbounded(pol, pid, file, b, None);
+        }
+    }
+
+    /// The wait of a task that needs folio `pfn`, from `since` until its read completes at
+    /// `done` (`folio_wait_bit_common`): I/O wait, and a memory stall when the read is a
+    /// workingset refault's.
+    fn wait_for_folio_read(&mut self, pfn: Pfn, since: u64, done: u64) {
+        if done > since {
+            self.spend_iowait(done - since);
+        }
+        let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
+        self.psi_wait(since, done.max(since), workingset, true);
+    }
+
+    /// A folio found cached while this file's readahead still reads it is waited for
+    /// (`filemap_fault`'s and `filemap_update_page`'s lock of a folio under read).
+    fn wait_if_under_read(&mut self, pid: u32, file: u32, index: u64, pfn: Pfn) {
+        let now = self.now();
+        if let Some(ready) = self.procs[pid as usize].file_ra(file).reading(index, now) {
+            self.wait_for_folio_read(pfn, now, ready);
         }
     }
 
@@ -554,22 +579,14 @@ impl Machine {
                 // As for a fault: the folio joins the LRU after its batch.
                 self.folio_add_lru(pol, pfn);
                 let start = self.now().max(now);
-                if done > start {
-                    self.spend_iowait(done - start);
-                }
-                let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
-                self.psi_wait(start, done.max(start), workingset, true);
+                self.wait_for_folio_read(pfn, start, done);
             }
             None => {
                 // filemap_create_folio → filemap_read_folio: one 4 KiB read.
                 self.folio_add_lru(pol, pfn);
                 let now = self.now();
                 let done = self.file_dev.submit(now, 4096, false);
-                self.spend_iowait(done - now);
-                // folio_wait_bit_common: a workingset refault's read is a memory stall; any
-                // read sleeps in I/O.
-                let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
-                self.psi_wait(now, done, workingset, true);
+                self.wait_for_folio_read(pfn, now, done);
                 let memcg = self.folios[pfn as usize].memcg;
                 self.count(memcg, Vm::Pgpgin, 4);
             }
@@ -579,12 +596,7 @@ impl Machine {
     /// `filemap_get_pages` finding page `index` of a read() cached: a folio still under
     /// this file's readahead is waited for (`filemap_update_page`).
     pub(super) fn filemap_read_wait(&mut self, pid: u32, file: u32, index: u64, pfn: Pfn) {
-        let now = self.now();
-        if let Some(ready) = self.procs[pid as usize].file_ra(file).reading(index, now) {
-            self.spend_iowait(ready - now);
-            let workingset = self.folios[pfn as usize].test(pg::WORKINGSET);
-            self.psi_wait(now, ready, workingset, true);
-        }
+        self.wait_if_under_read(pid, file, index, pfn);
     }
 
     /// `filemap_readahead` → `page_cache_async_ra`: a read() found page `index` cached and
@@ -599,25 +611,7 @@ impl Machine {
         pfn: Pfn,
         req: u64,
     ) {
-        let ra_pages = self.ra_pages();
-        let f = self.folios[pfn as usize];
-        // No readahead, or not marked, or under writeback (the bit is PG_reclaim's).
-        if ra_pages == 0 || !f.test(pg::READAHEAD) || f.test(pg::WRITEBACK) {
-            return;
-        }
-        self.folios[pfn as usize].clear(pg::READAHEAD);
-        let req = req.max(1);
-        let max = ractl_max_pages(ra_pages, req);
-        let slots = &self.files[file as usize].slots;
-        let ra = self.procs[pid as usize].file_ra(file);
-        let batch = if self.kernel.has(Behaviour::ReadaheadRework) {
-            async_ra_v6_12(ra, slots, index, req, max)
-        } else {
-            ondemand_readahead(ra, slots, index, req, max, true)
-        };
-        if let Some(b) = batch {
-            self.page_cache_ra_unbounded(pol, pid, file, b, None);
-        }
+        self.page_cache_async_ra(pol, pid, file, index, pfn, req.max(1));
     }
 
     /// `do_page_cache_ra` → `page_cache_ra_unbounded` → `read_pages`: allocates the batch's

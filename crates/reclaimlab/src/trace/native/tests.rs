@@ -11,15 +11,7 @@ const COMMENTED: &str = include_str!(concat!(
 ));
 
 fn record(time_ns: u64, pid: u32, memcg: u16, page: PageRef, op: Op, via: Via) -> TraceRecord {
-    TraceRecord {
-        time_ns,
-        pid,
-        memcg,
-        page,
-        op,
-        via,
-        req: 1,
-    }
+    TraceRecord::new(time_ns, pid, memcg, page, op, via)
 }
 
 fn file(file: u32, page: u64) -> PageRef {
