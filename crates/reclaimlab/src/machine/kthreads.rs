@@ -161,7 +161,7 @@ impl Machine {
     /// `now()` runs (kswapd and the flusher run on other CPUs while this task reclaims or
     /// sleeps). Not from inside kernel-thread work.
     pub fn catch_up(&mut self, pol: &mut dyn Policy) {
-        if self.kthreads.running && !self.kthreads.kswapd_running {
+        if self.in_kthread_work() {
             return;
         }
         let t = self.now();
