@@ -62,6 +62,27 @@ impl<E: Ord + Copy> EventQueue<E> {
         }
     }
 
+    /// Removes the event `ev` queued at `t` (the earliest inserted, if several); false if there
+    /// is none. O(n): for the rare event that moves (a sleeper woken before its timeout).
+    pub fn remove(&mut self, t: u64, ev: E) -> bool {
+        if self.front.is_some_and(|(ft, _, fev)| ft == t && fev == ev) {
+            self.front = None;
+            return true;
+        }
+        let mut items = std::mem::take(&mut self.heap).into_vec();
+        let found = items
+            .iter()
+            .enumerate()
+            .filter(|(_, Reverse((it, _, iev)))| *it == t && *iev == ev)
+            .min_by_key(|(_, Reverse((_, seq, _)))| *seq)
+            .map(|(k, _)| k);
+        if let Some(k) = found {
+            items.swap_remove(k);
+        }
+        self.heap = BinaryHeap::from(items);
+        found.is_some()
+    }
+
     /// Takes the next event: (time, event).
     pub fn pop(&mut self) -> Option<(u64, E)> {
         let (t, _, ev) = match self.front.take() {
@@ -97,6 +118,43 @@ mod tests {
                         let want = plain.pop().map(|Reverse((t, _, ev))| (t, ev));
                         prop_assert_eq!(q.peek_time(), want.map(|(t, _)| t));
                         prop_assert_eq!(q.pop(), want);
+                    }
+                }
+            }
+        }
+
+        /// Removing an event leaves the others in the order of a plain heap without it; the
+        /// earliest inserted of equal events goes, and an absent one changes nothing.
+        #[test]
+        fn remove_takes_the_earliest_equal_event_only(
+            ops in prop::collection::vec((0u8..3, 0u64..10, 0u8..3), 0..300)
+        ) {
+            let mut q = EventQueue::default();
+            let mut plain: Vec<(u64, u64, u8)> = Vec::new();
+            let mut seq = 0;
+            for (op, t, ev) in ops {
+                match op {
+                    0 => {
+                        q.push(t, ev);
+                        seq += 1;
+                        plain.push((t, seq, ev));
+                    }
+                    1 => {
+                        let first = plain
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, e)| e.0 == t && e.2 == ev)
+                            .min_by_key(|(_, e)| e.1)
+                            .map(|(k, _)| k);
+                        prop_assert_eq!(q.remove(t, ev), first.is_some());
+                        if let Some(k) = first {
+                            plain.remove(k);
+                        }
+                    }
+                    _ => {
+                        plain.sort();
+                        let want = (!plain.is_empty()).then(|| plain.remove(0));
+                        prop_assert_eq!(q.pop(), want.map(|(t, _, ev)| (t, ev)));
                     }
                 }
             }

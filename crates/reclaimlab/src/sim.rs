@@ -269,6 +269,9 @@ struct Thread {
     peeked: Option<Action>,
     /// Its access yielded at the OOM killer while nested: it goes on at the top level.
     oom_deferred: bool,
+    /// It sleeps on VMSCAN_THROTTLE_ISOLATED (`vmscan::IsolatedSleep`): its event is queued
+    /// at the sleep's deadline and moves earlier if the node's sleepers are woken.
+    isolated_sleep: Option<crate::machine::vmscan::IsolatedSleep>,
 }
 
 /// How many tasks may be suspended in reclaim below a running one (`machine::Nest`); deeper,
@@ -322,7 +325,11 @@ impl Engine {
         let outer = (self.nest_until, self.step_times);
         self.nest_until = self.nest_until.min(until);
         self.depth += 1;
-        while let Some((t, ev)) = self.queue.peek() {
+        loop {
+            self.wake_isolated_sleepers(be);
+            let Some((t, ev)) = self.queue.peek() else {
+                break;
+            };
             if t > until {
                 break;
             }
@@ -811,6 +818,7 @@ impl Engine {
                 start: 0,
                 peeked: None,
                 oom_deferred: false,
+                isolated_sleep: None,
             })
             .collect();
         let mut e = Engine {
@@ -1136,7 +1144,10 @@ impl Engine {
         let times = self.step_times;
         let th = &mut self.threads[i];
         th.times.add(&times);
-        let runnable = !finished && th.next_at.is_some() && times.off_cpu_ns() == 0;
+        let runnable = !finished
+            && th.next_at.is_some()
+            && times.off_cpu_ns() == 0
+            && th.isolated_sleep.is_none();
         th.continuing = runnable;
         if let Some(at) = self.sched.ran(i as u32, cpu, t, times.cpu_ns(), runnable) {
             self.push(at, Ev::Dispatch(cpu));
@@ -1228,6 +1239,7 @@ impl Engine {
                     Ev::Agent(k) => self.wake_agent(be, k as usize, t),
                 }
             }
+            self.wake_isolated_sleepers(be);
             self.place_kthread_bursts(be);
             self.psi_take_kswapd(be);
             self.meter_usage(be, t);
@@ -1549,7 +1561,7 @@ impl Engine {
                 false
             }
             AccessEnd::Yielded { at } => {
-                self.preemptions += 1;
+                self.preemptions += self.threads[i].isolated_sleep.is_none() as u64;
                 self.threads[i].yielded_access = Some(a);
                 self.push_thread(i, at.max(t + 1));
                 false
@@ -1566,9 +1578,55 @@ impl Engine {
         }
     }
 
+    /// Thread `i`'s VMSCAN_THROTTLE_ISOLATED sleep ends at `end`: its time asleep is throttling.
+    fn end_isolated_sleep(
+        &mut self,
+        be: &mut Be<'_>,
+        i: usize,
+        sleep: &crate::machine::vmscan::IsolatedSleep,
+        end: u64,
+    ) {
+        self.threads[i].times.throttled_ns += end - sleep.start;
+        if let Be::Kernel { m, .. } = be {
+            m.end_isolated_sleep(sleep, end);
+        }
+    }
+
+    /// `wake_up(&pgdat->reclaim_wait[VMSCAN_THROTTLE_ISOLATED])`: the tasks asleep on a node
+    /// that a `too_many_isolated` woke (`Node::isolated_wake`) run again at the wake, or at
+    /// their own sleep's start if the waker's clock was behind it; their deadline events go.
+    fn wake_isolated_sleepers(&mut self, be: &mut Be<'_>) {
+        let Be::Kernel { m, .. } = be else {
+            return;
+        };
+        for node in 0..m.nodes.len() {
+            let Some(wake) = m.nodes[node].isolated_wake.take() else {
+                continue;
+            };
+            for i in 0..self.threads.len() {
+                let Some(sleep) = self.threads[i].isolated_sleep else {
+                    continue;
+                };
+                let end = wake.max(sleep.start);
+                if sleep.node as usize != node || end >= sleep.deadline {
+                    continue;
+                }
+                let removed = self.queue.remove(sleep.deadline, Ev::Thread(i as u32));
+                debug_assert!(removed, "a sleeping thread's event is at its deadline");
+                self.threads[i].isolated_sleep = None;
+                self.threads[i].times.throttled_ns += end - sleep.start;
+                m.end_isolated_sleep(&sleep, end);
+                self.push_thread(i, end);
+            }
+        }
+    }
+
     /// A thread's event at `t`: it runs a step (or waits for a CPU); a thread that finished
     /// leaves its barriers and, if a worker, the run's count of live threads.
     fn thread_event(&mut self, be: &mut Be<'_>, i: usize, t: u64) {
+        if let Some(sleep) = self.threads[i].isolated_sleep.take() {
+            self.end_isolated_sleep(be, i, &sleep, t);
+        }
         if self.thread_ready(be, i, t) {
             self.depart_barriers(i, t);
             if !self.threads[i].daemon {
@@ -1643,7 +1701,11 @@ impl Engine {
                 self.threads[i].oom_deferred = m.ctx.yielded && m.ctx.oom_deferred;
                 if m.ctx.yielded {
                     self.threads[i].resume = Some(Box::new(std::mem::take(&mut m.resume)));
-                    return AccessEnd::Yielded { at };
+                    let sleep = m.ctx.isolated_sleep.take();
+                    self.threads[i].isolated_sleep = sleep;
+                    return AccessEnd::Yielded {
+                        at: sleep.map_or(at, |s| s.deadline),
+                    };
                 }
                 m.resume = Default::default();
                 match out {

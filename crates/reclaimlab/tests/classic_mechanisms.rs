@@ -1406,3 +1406,98 @@ fn a_page_another_task_cached_during_our_reclaim_is_not_cached_twice() {
     assert_eq!(m.memcgs[w as usize].usage, resident - 1);
     check(&m, &pol);
 }
+
+/// §4.11 `too_many_isolated` (mm/vmscan.c, 6.1: `shrink_inactive_list`, `reclaim_throttle`,
+/// `wake_throttle_isolated`): a direct reclaimer that finds more folios isolated on the node
+/// than an eighth of its inactive list sleeps on VMSCAN_THROTTLE_ISOLATED. A task that can yield
+/// takes the sleep as a suspension point: its reclaim unwinds at once (nothing scanned), it
+/// yields with a sleep of HZ/50 and keeps its scan control, marked stalled. The next
+/// `too_many_isolated` that finds the isolations below the limit wakes the node's sleepers at
+/// its time; a resumed reclaimer that still finds too many returns without sleeping again. A
+/// control-file writer (it cannot yield) sleeps the whole timeout in place.
+#[test]
+fn too_many_isolated_sleeps_until_a_check_finds_the_isolations_put_back() {
+    use reclaimlab::consts::{VmscanThrottle, NS_PER_JIFFY, SWAP_CLUSTER_MAX};
+    use reclaimlab::machine::vmscan::{do_try_to_free_pages, IsolatedSleep};
+    let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
+    let p = m.create_process("p", 0, 0);
+    fill_file_lists(&mut m, &mut pol, p, 0, 800);
+    let hz50 = VmscanThrottle::Isolated.timeout_jiffies() * NS_PER_JIFFY;
+    // Another reclaimer holds 101 file folios isolated: more than 800 / 8.
+    m.nodes[0].nr_isolated[1] = 101;
+    enter(&mut m, p);
+    m.ctx.may_yield = true;
+    m.ctx.yield_at = u64::MAX;
+    let t0 = m.now();
+    let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None);
+    assert_eq!(do_try_to_free_pages(&mut m, &mut pol, &mut sc), 0);
+    assert!(m.ctx.yielded, "the sleep is a suspension point");
+    assert_eq!(
+        m.ctx.isolated_sleep,
+        Some(IsolatedSleep {
+            node: 0,
+            start: t0,
+            deadline: t0 + hz50,
+            memcg: None,
+        })
+    );
+    assert_eq!(m.nodes[0].isolated_sleepers, 1);
+    assert_eq!(m.ctx.times.throttled_ns, 0, "the engine counts the sleep");
+    assert_eq!(
+        m.vm.get(Vm::PgscanDirect),
+        0,
+        "nothing isolated before the sleep"
+    );
+    let saved = m.resume.reclaim.take().expect("the scan control is kept");
+    assert!(saved.isolated_stalled && saved.resuming);
+    assert_eq!(saved.priority, sc.priority, "the same priority goes on");
+
+    // A check that still finds too many wakes no one.
+    enter(&mut m, p);
+    m.ctx.now = t0 + 1_000;
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 32), 0);
+    assert_eq!(m.nodes[0].isolated_wake, None);
+    // The isolations are put back: the next check wakes the sleepers at its time.
+    m.nodes[0].nr_isolated[1] = 0;
+    let t1 = t0 + 5_000_000;
+    enter(&mut m, p);
+    m.ctx.now = t1;
+    let mut other = ScanControl::new(SWAP_CLUSTER_MAX, None);
+    pol.shrink_inactive_list(&mut m, 32, 0, 0, &mut other, LRU_INACTIVE_FILE);
+    assert_eq!(m.nodes[0].isolated_wake, Some(t1));
+    let sleep = IsolatedSleep {
+        node: 0,
+        start: t0,
+        deadline: t0 + hz50,
+        memcg: None,
+    };
+    let throttled = m.vm.get(Vm::ThrottleNs);
+    m.end_isolated_sleep(&sleep, t1);
+    assert_eq!(m.vm.get(Vm::ThrottleNs) - throttled, t1 - t0);
+    assert_eq!(
+        (m.nodes[0].isolated_sleepers, m.nodes[0].isolated_wake),
+        (0, None)
+    );
+
+    // Resumed while the isolations are back above the limit: no second sleep.
+    m.nodes[0].nr_isolated[1] = 101;
+    enter(&mut m, p);
+    m.ctx.may_yield = true;
+    m.ctx.yield_at = u64::MAX;
+    let mut resumed = saved;
+    assert_eq!(
+        pol.shrink_inactive_list(&mut m, 32, 0, 0, &mut resumed, LRU_INACTIVE_FILE),
+        0
+    );
+    assert!(!m.ctx.yielded && resumed.isolated_throttle.is_none());
+    assert_eq!(m.ctx.times.throttled_ns, 0);
+
+    // A task that cannot yield sleeps the whole timeout in place.
+    enter(&mut m, p);
+    let mut writer = ScanControl::new(SWAP_CLUSTER_MAX, None);
+    pol.shrink_inactive_list(&mut m, 32, 0, 0, &mut writer, LRU_INACTIVE_FILE);
+    assert_eq!(m.ctx.times.throttled_ns, hz50);
+    assert!(!m.ctx.yielded);
+    m.nodes[0].nr_isolated[1] = 0;
+    m.check_invariants(&pol).expect("invariants");
+}

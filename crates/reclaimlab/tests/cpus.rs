@@ -325,3 +325,40 @@ fn other_cpus_run_tasks_while_a_reclaimer_has_a_batch_isolated() {
         assert_eq!(checked(&scn).cpu.nested_steps, 0, "{spec}: off by default");
     }
 }
+
+/// VMSCAN_THROTTLE_ISOLATED sleeps end at `wake_throttle_isolated`, not always at the timeout:
+/// with interleaving, kernel-build's 96 classic direct reclaimers find each other's batches
+/// isolated (`too_many_isolated`). When each sleep lasted its whole HZ/50, most of the tasks
+/// could be asleep at once and the memcg hardly filled: some seeds reclaimed a tenth of what
+/// the same build reclaims without interleaving. Woken when a check finds the isolations put
+/// back, every seed reclaims about as much as without interleaving, and the time asleep is the
+/// tasks' throttled time.
+#[test]
+fn isolated_throttle_sleepers_wake_when_the_isolations_are_put_back() {
+    let scale = 1.0 / 128.0;
+    let pgsteal = |scn: &Scenario, seed: u64| {
+        let r = run(
+            scn,
+            CLASSIC,
+            &RunOptions {
+                seed,
+                ..Default::default()
+            },
+        )
+        .expect("run");
+        // The sleeps are the tasks' throttled time (no dirty or memory.high throttling here).
+        let throttled: u64 = r.threads.iter().map(|t| t.cpu.throttled_ns).sum();
+        assert_eq!(throttled, r.vmstat["throttle_ns"], "seed {seed}");
+        r.vmstat["pgsteal_anon"] + r.vmstat["pgsteal_file"]
+    };
+    let mut scn = reclaimlab::workload::seeds::kernel_build(scale);
+    let plain = pgsteal(&scn, 1);
+    scn.machine.interleave = true;
+    for seed in 1..=4 {
+        let nested = pgsteal(&scn, seed);
+        assert!(
+            nested * 4 >= plain * 3 && nested * 4 <= plain * 5,
+            "seed {seed}: pgsteal {nested} with interleaving, {plain} without"
+        );
+    }
+}

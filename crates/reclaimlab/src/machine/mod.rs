@@ -265,6 +265,11 @@ pub struct Node {
     /// When each task throttled on VMSCAN_THROTTLE_WRITEBACK wakes (`nr_writeback_throttled`
     /// is the number still asleep).
     pub writeback_throttled: Vec<u64>,
+    /// Tasks asleep on VMSCAN_THROTTLE_ISOLATED as a suspension point (`vmscan::IsolatedSleep`):
+    /// `reclaim_wait[VMSCAN_THROTTLE_ISOLATED]` is active while this is above 0.
+    pub isolated_sleepers: u32,
+    /// The earliest `wake_throttle_isolated` since the engine last woke the sleepers.
+    pub isolated_wake: Option<u64>,
 }
 
 impl Node {
@@ -338,6 +343,8 @@ pub struct Ctx {
     pub nested: bool,
     /// A nested task reached the OOM killer and yielded: it retries at the top level.
     pub oom_deferred: bool,
+    /// The task yielded to sleep on VMSCAN_THROTTLE_ISOLATED until woken or timed out.
+    pub isolated_sleep: Option<vmscan::IsolatedSleep>,
 }
 
 /// Where the simulated time of one operation went (`Ctx::elapsed` is their sum): on the CPU in
@@ -487,6 +494,8 @@ impl Machine {
                 pgdat_writeback: false,
                 nr_isolated: [0; 2],
                 writeback_throttled: Vec::new(),
+                isolated_sleepers: 0,
+                isolated_wake: None,
             });
             first += pages;
         }

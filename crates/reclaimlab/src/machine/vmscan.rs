@@ -76,6 +76,14 @@ pub struct ScanControl {
     /// Not a kernel field: this scan control resumes a `do_try_to_free_pages` whose task was
     /// preempted between two priorities.
     pub resuming: bool,
+    /// Not a kernel field: `shrink_inactive_list` found too many folios isolated on this node
+    /// and the task sleeps on VMSCAN_THROTTLE_ISOLATED by yielding (`IsolatedSleep`): the
+    /// priority pass unwinds and resumes after the sleep.
+    pub isolated_throttle: Option<u8>,
+    /// Not a kernel field: the pass resumes after such a sleep, so its first
+    /// `shrink_inactive_list` is the one that stalled (`stalled` is set: if there are still
+    /// too many isolated, it returns 0 without sleeping again).
+    pub isolated_stalled: bool,
 }
 
 pub const DEACTIVATE_ANON: u8 = 1;
@@ -106,6 +114,8 @@ impl ScanControl {
             memcgs_need_aging: false,
             last_reclaimed: 0,
             resuming: false,
+            isolated_throttle: None,
+            isolated_stalled: false,
             cache_trim_mode: false,
             cache_trim_mode_failed: false,
             no_cache_trim_mode: false,
@@ -370,6 +380,71 @@ pub fn reclaim_throttle(m: &mut Machine, pol: &dyn Policy, node: u8, reason: Vms
     m.vm.add(Vm::ThrottleNs, ns);
 }
 
+/// A VMSCAN_THROTTLE_ISOLATED sleep taken as a suspension point (`reclaim_throttle`'s
+/// `schedule_timeout` on `reclaim_wait[VMSCAN_THROTTLE_ISOLATED]`): the task's reclaim
+/// unwinds and yields, and the engine runs it again when a `too_many_isolated` that finds the
+/// isolations put back wakes the node's sleepers (`wake_throttle_isolated`), or at the
+/// timeout. The pass the task was in runs again from its start at the same priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IsolatedSleep {
+    pub node: u8,
+    pub start: u64,
+    pub deadline: u64,
+    /// The reclaim's target memcg (None: global direct reclaim), whose direct reclaim time
+    /// the sleep counts in.
+    pub memcg: Option<u16>,
+}
+
+impl Machine {
+    /// Whether the current task takes a VMSCAN_THROTTLE_ISOLATED sleep by yielding: a task's
+    /// access (which can yield), not a control-file writer or a kernel thread, which sleep in
+    /// place for the whole timeout.
+    pub fn isolated_sleep_suspends(&self) -> bool {
+        self.ctx.may_yield && !self.ctx.is_kswapd && !self.ctx.is_flusher
+    }
+
+    /// The current task falls asleep on VMSCAN_THROTTLE_ISOLATED of `node` (`reclaim_throttle`)
+    /// and yields; the engine ends the sleep (`end_isolated_sleep`).
+    pub fn begin_isolated_sleep(&mut self, node: u8, memcg: Option<u16>) {
+        let start = self.now();
+        let deadline = start + VmscanThrottle::Isolated.timeout_jiffies() * NS_PER_JIFFY;
+        self.nodes[node as usize].isolated_sleepers += 1;
+        self.ctx.isolated_sleep = Some(IsolatedSleep {
+            node,
+            start,
+            deadline,
+            memcg,
+        });
+        self.ctx.yielded = true;
+    }
+
+    /// `wake_throttle_isolated`: a `too_many_isolated` found the node's isolations below the
+    /// limit; the tasks asleep on it wake now (`wake_up` wakes every waiter).
+    pub fn wake_throttle_isolated(&mut self, node: u8) {
+        let now = self.now();
+        let n = &mut self.nodes[node as usize];
+        if n.isolated_sleepers > 0 {
+            n.isolated_wake = Some(n.isolated_wake.map_or(now, |w| w.min(now)));
+        }
+    }
+
+    /// The engine ends a task's sleep at `end` (woken, or at its deadline): the time asleep
+    /// counts as throttling and, as it is spent inside direct reclaim, as direct reclaim time.
+    pub fn end_isolated_sleep(&mut self, s: &IsolatedSleep, end: u64) {
+        let n = &mut self.nodes[s.node as usize];
+        n.isolated_sleepers -= 1;
+        if n.isolated_sleepers == 0 {
+            n.isolated_wake = None;
+        }
+        let ns = end - s.start;
+        self.vm.add(Vm::ThrottleNs, ns);
+        match s.memcg {
+            None => self.vm.add(Vm::DirectReclaimNs, ns),
+            Some(memcg) => self.count(memcg, Vm::DirectReclaimNs, ns),
+        }
+    }
+}
+
 /// How long a VMSCAN_THROTTLE_WRITEBACK sleep lasts: until more than SWAP_CLUSTER_MAX ×
 /// `nr_writeback_throttled` folios of the node have completed writeback since it began
 /// (`acct_reclaim_writeback` → `__acct_reclaim_writeback` wakes `reclaim_wait`), at most the
@@ -468,6 +543,13 @@ pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut Scan
         loop {
             sc.nr_scanned = 0;
             shrink_zones(m, pol, sc);
+            if let Some(node) = sc.isolated_throttle.take() {
+                m.begin_isolated_sleep(node, sc.target_mem_cgroup);
+                sc.resuming = true;
+                sc.isolated_stalled = true;
+                m.resume.reclaim = Some(sc.clone());
+                return 0;
+            }
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
@@ -517,6 +599,9 @@ fn shrink_zones(m: &mut Machine, pol: &mut dyn Policy, sc: &mut ScanControl) {
     let before = (sc.nr_reclaimed, sc.nr_scanned);
     for node in 0..m.nr_nodes() as u8 {
         pol.shrink_node(m, node, sc);
+        if sc.isolated_throttle.is_some() {
+            return;
+        }
     }
     let (reclaimed, scanned) = (sc.nr_reclaimed - before.0, sc.nr_scanned - before.1);
     if reclaimed > scanned / 8 {

@@ -335,8 +335,9 @@ impl Classic {
         self.scratch2 = keep_active;
     }
 
-    /// `too_many_isolated` for global direct reclaim.
-    fn too_many_isolated(&self, m: &Machine, node: u8, file: bool, sc: &ScanControl) -> bool {
+    /// `too_many_isolated`: kswapd never waits; below the limit, the node's tasks asleep on
+    /// VMSCAN_THROTTLE_ISOLATED are woken (`wake_throttle_isolated`).
+    fn too_many_isolated(&self, m: &mut Machine, node: u8, file: bool, sc: &ScanControl) -> bool {
         if sc.is_kswapd {
             return false;
         }
@@ -347,7 +348,11 @@ impl Classic {
             LRU_INACTIVE_ANON
         };
         let inactive = self.lruvec(0, node).hier[lru] >> 3;
-        isolated > inactive
+        let too_many = isolated > inactive;
+        if !too_many {
+            m.wake_throttle_isolated(node);
+        }
+        too_many
     }
 
     /// `shrink_inactive_list` (classic-lru.md §4.11).
@@ -361,7 +366,15 @@ impl Classic {
         lru: usize,
     ) -> u64 {
         let file = lru == LRU_INACTIVE_FILE;
+        let stalled = std::mem::take(&mut sc.isolated_stalled);
         if self.too_many_isolated(m, node, file, sc) {
+            if stalled {
+                return 0;
+            }
+            if m.isolated_sleep_suspends() {
+                sc.isolated_throttle = Some(node);
+                return 0;
+            }
             reclaim_throttle(m, self, node, VmscanThrottle::Isolated);
             if self.too_many_isolated(m, node, file, sc) {
                 return 0;
@@ -550,12 +563,18 @@ impl Classic {
         let mut reclaimed = 0;
         let proportional = !sc.cgroup_reclaim() && !sc.is_kswapd && sc.priority == DEF_PRIORITY;
         let mut scan_adjusted = false;
-        while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
+        'scan: while nr[LRU_INACTIVE_ANON] > 0
+            || nr[LRU_ACTIVE_FILE] > 0
+            || nr[LRU_INACTIVE_FILE] > 0
+        {
             for (lru, left) in nr.iter_mut().enumerate() {
                 if *left > 0 {
                     let n = (*left).min(SWAP_CLUSTER_MAX);
                     *left -= n;
                     reclaimed += self.shrink_list(m, lru, n, memcg, node, sc);
+                    if sc.isolated_throttle.is_some() {
+                        break 'scan;
+                    }
                 }
             }
             if reclaimed < nr_to_reclaim || proportional || scan_adjusted {
@@ -583,6 +602,9 @@ impl Classic {
             scan_adjusted = true;
         }
         sc.nr_reclaimed += reclaimed;
+        if sc.isolated_throttle.is_some() {
+            return;
+        }
         if m.swap.total() > 0 && self.inactive_is_low(memcg, node, LRU_INACTIVE_ANON) {
             self.shrink_active_list(m, SWAP_CLUSTER_MAX, memcg, node, sc, LRU_ACTIVE_ANON);
         }
@@ -629,7 +651,9 @@ impl Classic {
         let walk = self.walk;
         m.walk_memcgs(node, sc, walk, |m, sc, memcg| {
             self.shrink_lruvec(m, memcg, node, sc);
-            Visit::Reclaimed { abort: false }
+            Visit::Reclaimed {
+                abort: sc.isolated_throttle.is_some(),
+            }
         });
     }
 }
@@ -789,6 +813,9 @@ impl Policy for Classic {
         let before = sc.nr_reclaimed;
         self.prepare_scan_control(m, node, sc);
         self.shrink_node_memcgs(m, node, sc);
+        if sc.isolated_throttle.is_some() {
+            return;
+        }
         let node_reclaimed = sc.nr_reclaimed - before;
         shrink_node_writeback_checks(m, self, node, sc);
         if node_reclaimed > 0 {
