@@ -141,7 +141,15 @@ pub enum VmscanThrottle {
     Congested,
 }
 
+/// `NR_VMSCAN_THROTTLE`: the reasons, one `pgdat->reclaim_wait` queue each.
+pub const NR_VMSCAN_THROTTLE: usize = 4;
+
 impl VmscanThrottle {
+    /// The reason's `reclaim_wait` queue.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn timeout_jiffies(self) -> u64 {
         match self {
             VmscanThrottle::Writeback => HZ / 10,

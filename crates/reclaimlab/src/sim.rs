@@ -269,9 +269,9 @@ struct Thread {
     peeked: Option<Action>,
     /// Its access yielded at the OOM killer while nested: it goes on at the top level.
     oom_deferred: bool,
-    /// It sleeps on VMSCAN_THROTTLE_ISOLATED (`vmscan::IsolatedSleep`): its event is queued
-    /// at the sleep's deadline and moves earlier if the node's sleepers are woken.
-    isolated_sleep: Option<crate::machine::vmscan::IsolatedSleep>,
+    /// It sleeps in `reclaim_throttle` (`vmscan::ThrottleSleep`): its event is queued at the
+    /// sleep's deadline and moves earlier if the queue's sleepers are woken.
+    throttle_sleep: Option<crate::machine::vmscan::ThrottleSleep>,
 }
 
 /// How many tasks may be suspended in reclaim below a running one (`machine::Nest`); deeper,
@@ -326,7 +326,7 @@ impl Engine {
         self.nest_until = self.nest_until.min(until);
         self.depth += 1;
         loop {
-            self.wake_isolated_sleepers(be);
+            self.wake_throttle_sleepers(be);
             let Some((t, ev)) = self.queue.peek() else {
                 break;
             };
@@ -818,7 +818,7 @@ impl Engine {
                 start: 0,
                 peeked: None,
                 oom_deferred: false,
-                isolated_sleep: None,
+                throttle_sleep: None,
             })
             .collect();
         let mut e = Engine {
@@ -1147,7 +1147,7 @@ impl Engine {
         let runnable = !finished
             && th.next_at.is_some()
             && times.off_cpu_ns() == 0
-            && th.isolated_sleep.is_none();
+            && th.throttle_sleep.is_none();
         th.continuing = runnable;
         if let Some(at) = self.sched.ran(i as u32, cpu, t, times.cpu_ns(), runnable) {
             self.push(at, Ev::Dispatch(cpu));
@@ -1239,7 +1239,7 @@ impl Engine {
                     Ev::Agent(k) => self.wake_agent(be, k as usize, t),
                 }
             }
-            self.wake_isolated_sleepers(be);
+            self.wake_throttle_sleepers(be);
             self.place_kthread_bursts(be);
             self.psi_take_kswapd(be);
             self.meter_usage(be, t);
@@ -1561,7 +1561,7 @@ impl Engine {
                 false
             }
             AccessEnd::Yielded { at } => {
-                self.preemptions += self.threads[i].isolated_sleep.is_none() as u64;
+                self.preemptions += self.threads[i].throttle_sleep.is_none() as u64;
                 self.threads[i].yielded_access = Some(a);
                 self.push_thread(i, at.max(t + 1));
                 false
@@ -1578,45 +1578,50 @@ impl Engine {
         }
     }
 
-    /// Thread `i`'s VMSCAN_THROTTLE_ISOLATED sleep ends at `end`: its time asleep is throttling.
-    fn end_isolated_sleep(
+    /// Thread `i`'s `reclaim_throttle` sleep ends at `end`: its time asleep is throttling.
+    fn end_throttle_sleep(
         &mut self,
         be: &mut Be<'_>,
         i: usize,
-        sleep: &crate::machine::vmscan::IsolatedSleep,
+        sleep: &crate::machine::vmscan::ThrottleSleep,
         end: u64,
     ) {
         self.threads[i].times.throttled_ns += end - sleep.start;
         if let Be::Kernel { m, .. } = be {
-            m.end_isolated_sleep(sleep, end);
+            m.end_throttle_sleep(sleep, end);
         }
     }
 
-    /// `wake_up(&pgdat->reclaim_wait[VMSCAN_THROTTLE_ISOLATED])`: the tasks asleep on a node
-    /// that a `too_many_isolated` woke (`Node::isolated_wake`) run again at the wake, or at
-    /// their own sleep's start if the waker's clock was behind it; their deadline events go.
-    fn wake_isolated_sleepers(&mut self, be: &mut Be<'_>) {
+    /// `wake_up(&pgdat->reclaim_wait[reason])`: the tasks asleep on a queue that was woken
+    /// (`Node::throttle_wake`) run again at the wake, or at their own sleep's start if the
+    /// waker's clock was behind it; their deadline events go.
+    fn wake_throttle_sleepers(&mut self, be: &mut Be<'_>) {
         let Be::Kernel { m, .. } = be else {
             return;
         };
         for node in 0..m.nodes.len() {
-            let Some(wake) = m.nodes[node].isolated_wake.take() else {
-                continue;
-            };
-            for i in 0..self.threads.len() {
-                let Some(sleep) = self.threads[i].isolated_sleep else {
+            for q in 0..crate::consts::NR_VMSCAN_THROTTLE {
+                let Some(wake) = m.nodes[node].throttle_wake[q].take() else {
                     continue;
                 };
-                let end = wake.max(sleep.start);
-                if sleep.node as usize != node || end >= sleep.deadline {
-                    continue;
+                for i in 0..self.threads.len() {
+                    let Some(sleep) = self.threads[i].throttle_sleep else {
+                        continue;
+                    };
+                    let end = wake.max(sleep.start);
+                    if sleep.node as usize != node
+                        || sleep.reason.index() != q
+                        || end >= sleep.deadline
+                    {
+                        continue;
+                    }
+                    let removed = self.queue.remove(sleep.deadline, Ev::Thread(i as u32));
+                    debug_assert!(removed, "a sleeping thread's event is at its deadline");
+                    self.threads[i].throttle_sleep = None;
+                    self.threads[i].times.throttled_ns += end - sleep.start;
+                    m.end_throttle_sleep(&sleep, end);
+                    self.push_thread(i, end);
                 }
-                let removed = self.queue.remove(sleep.deadline, Ev::Thread(i as u32));
-                debug_assert!(removed, "a sleeping thread's event is at its deadline");
-                self.threads[i].isolated_sleep = None;
-                self.threads[i].times.throttled_ns += end - sleep.start;
-                m.end_isolated_sleep(&sleep, end);
-                self.push_thread(i, end);
             }
         }
     }
@@ -1624,8 +1629,8 @@ impl Engine {
     /// A thread's event at `t`: it runs a step (or waits for a CPU); a thread that finished
     /// leaves its barriers and, if a worker, the run's count of live threads.
     fn thread_event(&mut self, be: &mut Be<'_>, i: usize, t: u64) {
-        if let Some(sleep) = self.threads[i].isolated_sleep.take() {
-            self.end_isolated_sleep(be, i, &sleep, t);
+        if let Some(sleep) = self.threads[i].throttle_sleep.take() {
+            self.end_throttle_sleep(be, i, &sleep, t);
         }
         if self.thread_ready(be, i, t) {
             self.depart_barriers(i, t);
@@ -1701,8 +1706,8 @@ impl Engine {
                 self.threads[i].oom_deferred = m.ctx.yielded && m.ctx.oom_deferred;
                 if m.ctx.yielded {
                     self.threads[i].resume = Some(Box::new(std::mem::take(&mut m.resume)));
-                    let sleep = m.ctx.isolated_sleep.take();
-                    self.threads[i].isolated_sleep = sleep;
+                    let sleep = m.ctx.throttle_sleep.take();
+                    self.threads[i].throttle_sleep = sleep;
                     return AccessEnd::Yielded {
                         at: sleep.map_or(at, |s| s.deadline),
                     };

@@ -1418,7 +1418,7 @@ fn a_page_another_task_cached_during_our_reclaim_is_not_cached_twice() {
 #[test]
 fn too_many_isolated_sleeps_until_a_check_finds_the_isolations_put_back() {
     use reclaimlab::consts::{VmscanThrottle, NS_PER_JIFFY, SWAP_CLUSTER_MAX};
-    use reclaimlab::machine::vmscan::{do_try_to_free_pages, IsolatedSleep};
+    use reclaimlab::machine::vmscan::{do_try_to_free_pages, ThrottleSleep};
     let (mut m, mut pol) = machine(4096, Kernel::V6_12, SwapConfig::None);
     let p = m.create_process("p", 0, 0);
     fill_file_lists(&mut m, &mut pol, p, 0, 800);
@@ -1433,15 +1433,19 @@ fn too_many_isolated_sleeps_until_a_check_finds_the_isolations_put_back() {
     assert_eq!(do_try_to_free_pages(&mut m, &mut pol, &mut sc), 0);
     assert!(m.ctx.yielded, "the sleep is a suspension point");
     assert_eq!(
-        m.ctx.isolated_sleep,
-        Some(IsolatedSleep {
+        m.ctx.throttle_sleep,
+        Some(ThrottleSleep {
             node: 0,
+            reason: VmscanThrottle::Isolated,
             start: t0,
             deadline: t0 + hz50,
             memcg: None,
         })
     );
-    assert_eq!(m.nodes[0].isolated_sleepers, 1);
+    assert_eq!(
+        m.nodes[0].throttle_sleepers[VmscanThrottle::Isolated.index()],
+        1
+    );
     assert_eq!(m.ctx.times.throttled_ns, 0, "the engine counts the sleep");
     assert_eq!(
         m.vm.get(Vm::PgscanDirect),
@@ -1456,7 +1460,7 @@ fn too_many_isolated_sleeps_until_a_check_finds_the_isolations_put_back() {
     enter(&mut m, p);
     m.ctx.now = t0 + 1_000;
     assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 32), 0);
-    assert_eq!(m.nodes[0].isolated_wake, None);
+    assert_eq!(m.nodes[0].throttle_wake, [None; 4]);
     // The isolations are put back: the next check wakes the sleepers at its time.
     m.nodes[0].nr_isolated[1] = 0;
     let t1 = t0 + 5_000_000;
@@ -1464,19 +1468,23 @@ fn too_many_isolated_sleeps_until_a_check_finds_the_isolations_put_back() {
     m.ctx.now = t1;
     let mut other = ScanControl::new(SWAP_CLUSTER_MAX, None);
     pol.shrink_inactive_list(&mut m, 32, 0, 0, &mut other, LRU_INACTIVE_FILE);
-    assert_eq!(m.nodes[0].isolated_wake, Some(t1));
-    let sleep = IsolatedSleep {
+    assert_eq!(
+        m.nodes[0].throttle_wake[VmscanThrottle::Isolated.index()],
+        Some(t1)
+    );
+    let sleep = ThrottleSleep {
         node: 0,
+        reason: VmscanThrottle::Isolated,
         start: t0,
         deadline: t0 + hz50,
         memcg: None,
     };
     let throttled = m.vm.get(Vm::ThrottleNs);
-    m.end_isolated_sleep(&sleep, t1);
+    m.end_throttle_sleep(&sleep, t1);
     assert_eq!(m.vm.get(Vm::ThrottleNs) - throttled, t1 - t0);
     assert_eq!(
-        (m.nodes[0].isolated_sleepers, m.nodes[0].isolated_wake),
-        (0, None)
+        (m.nodes[0].throttle_sleepers, m.nodes[0].throttle_wake),
+        ([0; 4], [None; 4])
     );
 
     // Resumed while the isolations are back above the limit: no second sleep.
@@ -1499,5 +1507,69 @@ fn too_many_isolated_sleeps_until_a_check_finds_the_isolations_put_back() {
     assert_eq!(m.ctx.times.throttled_ns, hz50);
     assert!(!m.ctx.yielded);
     m.nodes[0].nr_isolated[1] = 0;
+    m.check_invariants(&pol).expect("invariants");
+}
+
+/// §4.4 `consider_reclaim_throttle` (mm/vmscan.c, 6.1): global direct reclaim that reclaims
+/// nothing at priority 1, while more than half of what is reclaimable waits for writeback,
+/// sleeps on VMSCAN_THROTTLE_NOPROGRESS (1 jiffy). A task that can yield takes the sleep as a
+/// suspension point and goes on at the next priority; the next direct reclaim pass that
+/// reclaims more than an eighth of what it scanned wakes the sleepers at its time.
+#[test]
+fn noprogress_sleepers_wake_when_another_pass_makes_progress() {
+    use reclaimlab::consts::{VmscanThrottle, NS_PER_JIFFY, SWAP_CLUSTER_MAX};
+    use reclaimlab::machine::vmscan::{do_try_to_free_pages, ThrottleSleep};
+    // Without swap the anonymous memory is not reclaimable; the only file folios are dirty,
+    // on a disk whose writeback (started by reclaim's flusher wakeup) takes milliseconds.
+    let mut cfg = MachineConfig::simple(1024);
+    cfg.file_device = reclaimlab::machine::DeviceProfile::hdd();
+    let (mut m, mut pol) = build(cfg);
+    let p = m.create_process("p", 0, 700);
+    for i in 0..700 {
+        write_anon(&mut m, &mut pol, p, i);
+    }
+    let f = m.create_file("dirty", 48);
+    for i in 0..48 {
+        write_fd(&mut m, &mut pol, p, f, i);
+    }
+    drain(&mut m, &mut pol);
+    enter(&mut m, p);
+    m.ctx.may_yield = true;
+    m.ctx.yield_at = u64::MAX;
+    let t0 = m.now();
+    let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None);
+    sc.priority = 1;
+    assert_eq!(do_try_to_free_pages(&mut m, &mut pol, &mut sc), 0);
+    let q = VmscanThrottle::NoProgress.index();
+    assert!(m.ctx.yielded);
+    assert_eq!(
+        m.ctx.throttle_sleep,
+        Some(ThrottleSleep {
+            node: 0,
+            reason: VmscanThrottle::NoProgress,
+            start: m.now(),
+            deadline: m.now() + NS_PER_JIFFY,
+            memcg: None,
+        })
+    );
+    assert!(m.now() >= t0);
+    assert_eq!(m.nodes[0].throttle_sleepers[q], 1);
+    let saved = m.resume.reclaim.take().expect("the scan control is kept");
+    assert_eq!(saved.priority, 0, "it goes on at the next priority");
+    // A second later the writeback has completed: another task's pass reclaims the folios
+    // and wakes the sleepers at its time.
+    enter(&mut m, p);
+    let t1 = m.now() + 1_000_000_000;
+    m.ctx.now = t1;
+    m.catch_up(&mut pol);
+    let mut other = ScanControl::new(SWAP_CLUSTER_MAX, None);
+    other.priority = 1;
+    assert!(do_try_to_free_pages(&mut m, &mut pol, &mut other) > 0);
+    let wake = m.nodes[0].throttle_wake[q].expect("the sleepers are woken");
+    assert!(
+        (t1..=m.now()).contains(&wake),
+        "woken at {wake}, the pass ran {t1}..{}",
+        m.now()
+    );
     m.check_invariants(&pol).expect("invariants");
 }

@@ -265,11 +265,12 @@ pub struct Node {
     /// When each task throttled on VMSCAN_THROTTLE_WRITEBACK wakes (`nr_writeback_throttled`
     /// is the number still asleep).
     pub writeback_throttled: Vec<u64>,
-    /// Tasks asleep on VMSCAN_THROTTLE_ISOLATED as a suspension point (`vmscan::IsolatedSleep`):
-    /// `reclaim_wait[VMSCAN_THROTTLE_ISOLATED]` is active while this is above 0.
-    pub isolated_sleepers: u32,
-    /// The earliest `wake_throttle_isolated` since the engine last woke the sleepers.
-    pub isolated_wake: Option<u64>,
+    /// Tasks asleep in `reclaim_throttle` as a suspension point (`vmscan::ThrottleSleep`), per
+    /// reason (`VmscanThrottle::index`): `reclaim_wait[reason]` is active while above 0.
+    pub throttle_sleepers: [u32; crate::consts::NR_VMSCAN_THROTTLE],
+    /// The earliest wake-up of each queue (`wake_throttle_isolated`,
+    /// `consider_reclaim_throttle`) since the engine last woke its sleepers.
+    pub throttle_wake: [Option<u64>; crate::consts::NR_VMSCAN_THROTTLE],
 }
 
 impl Node {
@@ -343,8 +344,8 @@ pub struct Ctx {
     pub nested: bool,
     /// A nested task reached the OOM killer and yielded: it retries at the top level.
     pub oom_deferred: bool,
-    /// The task yielded to sleep on VMSCAN_THROTTLE_ISOLATED until woken or timed out.
-    pub isolated_sleep: Option<vmscan::IsolatedSleep>,
+    /// The task yielded to sleep in `reclaim_throttle` until woken or timed out.
+    pub throttle_sleep: Option<vmscan::ThrottleSleep>,
 }
 
 /// Where the simulated time of one operation went (`Ctx::elapsed` is their sum): on the CPU in
@@ -494,8 +495,8 @@ impl Machine {
                 pgdat_writeback: false,
                 nr_isolated: [0; 2],
                 writeback_throttled: Vec::new(),
-                isolated_sleepers: 0,
-                isolated_wake: None,
+                throttle_sleepers: [0; crate::consts::NR_VMSCAN_THROTTLE],
+                throttle_wake: [None; crate::consts::NR_VMSCAN_THROTTLE],
             });
             first += pages;
         }

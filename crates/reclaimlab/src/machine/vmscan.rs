@@ -77,13 +77,16 @@ pub struct ScanControl {
     /// preempted between two priorities.
     pub resuming: bool,
     /// Not a kernel field: `shrink_inactive_list` found too many folios isolated on this node
-    /// and the task sleeps on VMSCAN_THROTTLE_ISOLATED by yielding (`IsolatedSleep`): the
+    /// and the task sleeps on VMSCAN_THROTTLE_ISOLATED by yielding (`ThrottleSleep`): the
     /// priority pass unwinds and resumes after the sleep.
     pub isolated_throttle: Option<u8>,
     /// Not a kernel field: the pass resumes after such a sleep, so its first
     /// `shrink_inactive_list` is the one that stalled (`stalled` is set: if there are still
     /// too many isolated, it returns 0 without sleeping again).
     pub isolated_stalled: bool,
+    /// Not a kernel field: the pass ended in a NOPROGRESS throttle that the task sleeps by
+    /// yielding at the next priority (`ThrottleSleep`).
+    pub noprogress_throttle: bool,
 }
 
 pub const DEACTIVATE_ANON: u8 = 1;
@@ -116,6 +119,7 @@ impl ScanControl {
             resuming: false,
             isolated_throttle: None,
             isolated_stalled: false,
+            noprogress_throttle: false,
             cache_trim_mode: false,
             cache_trim_mode_failed: false,
             no_cache_trim_mode: false,
@@ -356,19 +360,8 @@ fn activate_locked(m: &mut Machine, pfn: Pfn, stat: &mut ReclaimStat) {
 /// than kswapd are not throttled). NOPROGRESS and CONGESTED are skipped when kswapd gave up or
 /// little of the node is waiting for writeback.
 pub fn reclaim_throttle(m: &mut Machine, pol: &dyn Policy, node: u8, reason: VmscanThrottle) {
-    if m.ctx.is_flusher {
+    if throttle_skipped(m, pol, node, reason) {
         return;
-    }
-    if matches!(
-        reason,
-        VmscanThrottle::NoProgress | VmscanThrottle::Congested
-    ) {
-        let write_pending = m.wb.nr_dirty + m.wb.nr_writeback;
-        if m.nodes[node as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
-            || 2 * write_pending <= m.zone_reclaimable_pages(pol, node)
-        {
-            return;
-        }
     }
     let timeout = reason.timeout_jiffies() * NS_PER_JIFFY;
     let ns = match reason {
@@ -380,14 +373,35 @@ pub fn reclaim_throttle(m: &mut Machine, pol: &dyn Policy, node: u8, reason: Vms
     m.vm.add(Vm::ThrottleNs, ns);
 }
 
-/// A VMSCAN_THROTTLE_ISOLATED sleep taken as a suspension point (`reclaim_throttle`'s
-/// `schedule_timeout` on `reclaim_wait[VMSCAN_THROTTLE_ISOLATED]`): the task's reclaim
-/// unwinds and yields, and the engine runs it again when a `too_many_isolated` that finds the
-/// isolations put back wakes the node's sleepers (`wake_throttle_isolated`), or at the
-/// timeout. The pass the task was in runs again from its start at the same priority.
+/// `reclaim_throttle`'s early returns: the flusher is a kernel thread other than kswapd, and
+/// `skip_throttle_noprogress` for NOPROGRESS and CONGESTED.
+fn throttle_skipped(m: &Machine, pol: &dyn Policy, node: u8, reason: VmscanThrottle) -> bool {
+    if m.ctx.is_flusher {
+        return true;
+    }
+    if !matches!(
+        reason,
+        VmscanThrottle::NoProgress | VmscanThrottle::Congested
+    ) {
+        return false;
+    }
+    let write_pending = m.wb.nr_dirty + m.wb.nr_writeback;
+    m.nodes[node as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
+        || 2 * write_pending <= m.zone_reclaimable_pages(pol, node)
+}
+
+/// A `reclaim_throttle` sleep taken as a suspension point (`schedule_timeout` on
+/// `reclaim_wait[reason]`), for the two reasons whose sleepers another reclaimer wakes:
+/// VMSCAN_THROTTLE_ISOLATED (`wake_throttle_isolated`, from a `too_many_isolated` that finds
+/// the isolations put back) and VMSCAN_THROTTLE_NOPROGRESS (`consider_reclaim_throttle`, from
+/// a direct reclaimer's pass that reclaimed more than an eighth of what it scanned). The
+/// task's reclaim unwinds and yields, and the engine runs it again at the wake or at the
+/// timeout. An ISOLATED sleeper's interrupted pass runs again from its start at the same
+/// priority; a NOPROGRESS sleeper goes on at the next priority, as after a preemption.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IsolatedSleep {
+pub struct ThrottleSleep {
     pub node: u8,
+    pub reason: VmscanThrottle,
     pub start: u64,
     pub deadline: u64,
     /// The reclaim's target memcg (None: global direct reclaim), whose direct reclaim time
@@ -396,21 +410,22 @@ pub struct IsolatedSleep {
 }
 
 impl Machine {
-    /// Whether the current task takes a VMSCAN_THROTTLE_ISOLATED sleep by yielding: a task's
-    /// access (which can yield), not a control-file writer or a kernel thread, which sleep in
-    /// place for the whole timeout.
-    pub fn isolated_sleep_suspends(&self) -> bool {
+    /// Whether the current task takes a throttle sleep by yielding: a task's access (which
+    /// can yield), not a control-file writer or a kernel thread, which sleep in place for the
+    /// whole timeout.
+    pub fn throttle_sleep_suspends(&self) -> bool {
         self.ctx.may_yield && !self.ctx.is_kswapd && !self.ctx.is_flusher
     }
 
-    /// The current task falls asleep on VMSCAN_THROTTLE_ISOLATED of `node` (`reclaim_throttle`)
-    /// and yields; the engine ends the sleep (`end_isolated_sleep`).
-    pub fn begin_isolated_sleep(&mut self, node: u8, memcg: Option<u16>) {
+    /// The current task falls asleep on `reason`'s queue of `node` (`reclaim_throttle`) and
+    /// yields; the engine ends the sleep (`end_throttle_sleep`).
+    pub fn begin_throttle_sleep(&mut self, node: u8, reason: VmscanThrottle, memcg: Option<u16>) {
         let start = self.now();
-        let deadline = start + VmscanThrottle::Isolated.timeout_jiffies() * NS_PER_JIFFY;
-        self.nodes[node as usize].isolated_sleepers += 1;
-        self.ctx.isolated_sleep = Some(IsolatedSleep {
+        let deadline = start + reason.timeout_jiffies() * NS_PER_JIFFY;
+        self.nodes[node as usize].throttle_sleepers[reason.index()] += 1;
+        self.ctx.throttle_sleep = Some(ThrottleSleep {
             node,
+            reason,
             start,
             deadline,
             memcg,
@@ -418,23 +433,25 @@ impl Machine {
         self.ctx.yielded = true;
     }
 
-    /// `wake_throttle_isolated`: a `too_many_isolated` found the node's isolations below the
-    /// limit; the tasks asleep on it wake now (`wake_up` wakes every waiter).
-    pub fn wake_throttle_isolated(&mut self, node: u8) {
+    /// `wake_up(&pgdat->reclaim_wait[reason])` if the queue is active (`wake_throttle_isolated`,
+    /// `consider_reclaim_throttle`): the tasks asleep on it wake now (every waiter).
+    pub fn wake_throttle(&mut self, node: u8, reason: VmscanThrottle) {
         let now = self.now();
         let n = &mut self.nodes[node as usize];
-        if n.isolated_sleepers > 0 {
-            n.isolated_wake = Some(n.isolated_wake.map_or(now, |w| w.min(now)));
+        let q = reason.index();
+        if n.throttle_sleepers[q] > 0 {
+            n.throttle_wake[q] = Some(n.throttle_wake[q].map_or(now, |w| w.min(now)));
         }
     }
 
     /// The engine ends a task's sleep at `end` (woken, or at its deadline): the time asleep
     /// counts as throttling and, as it is spent inside direct reclaim, as direct reclaim time.
-    pub fn end_isolated_sleep(&mut self, s: &IsolatedSleep, end: u64) {
+    pub fn end_throttle_sleep(&mut self, s: &ThrottleSleep, end: u64) {
         let n = &mut self.nodes[s.node as usize];
-        n.isolated_sleepers -= 1;
-        if n.isolated_sleepers == 0 {
-            n.isolated_wake = None;
+        let q = s.reason.index();
+        n.throttle_sleepers[q] -= 1;
+        if n.throttle_sleepers[q] == 0 {
+            n.throttle_wake[q] = None;
         }
         let ns = end - s.start;
         self.vm.add(Vm::ThrottleNs, ns);
@@ -544,7 +561,7 @@ pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut Scan
             sc.nr_scanned = 0;
             shrink_zones(m, pol, sc);
             if let Some(node) = sc.isolated_throttle.take() {
-                m.begin_isolated_sleep(node, sc.target_mem_cgroup);
+                m.begin_throttle_sleep(node, VmscanThrottle::Isolated, sc.target_mem_cgroup);
                 sc.resuming = true;
                 sc.isolated_stalled = true;
                 m.resume.reclaim = Some(sc.clone());
@@ -559,6 +576,12 @@ pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut Scan
             sc.priority -= 1;
             if sc.priority < 0 {
                 break;
+            }
+            if std::mem::take(&mut sc.noprogress_throttle) {
+                m.begin_throttle_sleep(0, VmscanThrottle::NoProgress, sc.target_mem_cgroup);
+                sc.resuming = true;
+                m.resume.reclaim = Some(sc.clone());
+                return 0;
             }
             if m.preempt_point(pol) {
                 sc.resuming = true;
@@ -603,12 +626,30 @@ fn shrink_zones(m: &mut Machine, pol: &mut dyn Policy, sc: &mut ScanControl) {
             return;
         }
     }
+    consider_reclaim_throttle(m, pol, sc, before);
+}
+
+/// `consider_reclaim_throttle`: a pass that reclaimed more than an eighth of what it scanned
+/// wakes the NOPROGRESS sleepers; global direct reclaim that reclaimed nothing at priority 1
+/// sleeps on NOPROGRESS (by yielding at the next priority when the task can).
+fn consider_reclaim_throttle(
+    m: &mut Machine,
+    pol: &mut dyn Policy,
+    sc: &mut ScanControl,
+    before: (u64, u64),
+) {
     let (reclaimed, scanned) = (sc.nr_reclaimed - before.0, sc.nr_scanned - before.1);
     if reclaimed > scanned / 8 {
+        m.wake_throttle(0, VmscanThrottle::NoProgress);
         return;
     }
     if !sc.cgroup_reclaim() && sc.priority == 1 && sc.nr_reclaimed == 0 {
-        reclaim_throttle(m, pol, 0, VmscanThrottle::NoProgress);
+        let reason = VmscanThrottle::NoProgress;
+        if m.throttle_sleep_suspends() && !throttle_skipped(m, pol, 0, reason) {
+            sc.noprogress_throttle = true;
+        } else {
+            reclaim_throttle(m, pol, 0, reason);
+        }
     }
 }
 

@@ -350,7 +350,7 @@ impl Classic {
         let inactive = self.lruvec(0, node).hier[lru] >> 3;
         let too_many = isolated > inactive;
         if !too_many {
-            m.wake_throttle_isolated(node);
+            m.wake_throttle(node, VmscanThrottle::Isolated);
         }
         too_many
     }
@@ -371,7 +371,7 @@ impl Classic {
             if stalled {
                 return 0;
             }
-            if m.isolated_sleep_suspends() {
+            if m.throttle_sleep_suspends() {
                 sc.isolated_throttle = Some(node);
                 return 0;
             }
