@@ -1595,10 +1595,17 @@ impl Engine {
     /// `wake_up(&pgdat->reclaim_wait[reason])`: the tasks asleep on a queue that was woken
     /// (`Node::throttle_wake`) run again at the wake, or at their own sleep's start if the
     /// waker's clock was behind it; their deadline events go.
+    #[inline(always)]
     fn wake_throttle_sleepers(&mut self, be: &mut Be<'_>) {
-        let Be::Kernel { m, .. } = be else {
-            return;
-        };
+        if let Be::Kernel { m, .. } = be {
+            if std::mem::take(&mut m.throttle_wake_pending) {
+                self.wake_woken_queues(m);
+            }
+        }
+    }
+
+    /// The sleepers of every queue woken since the last call.
+    fn wake_woken_queues(&mut self, m: &mut Machine) {
         for node in 0..m.nodes.len() {
             for q in 0..crate::consts::NR_VMSCAN_THROTTLE {
                 let Some(wake) = m.nodes[node].throttle_wake[q].take() else {

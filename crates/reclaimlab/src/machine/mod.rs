@@ -443,6 +443,9 @@ pub struct Machine {
     pub resume: Resume,
     /// The current task's memory-stall and I/O-wait changes, and kswapd's runs (PSI).
     pub psi: psi::PsiLog,
+    /// Some node's `throttle_wake` is set: the engine has sleepers to wake (one flag to test
+    /// after every event instead of every queue).
+    pub throttle_wake_pending: bool,
     /// Bumped by every memcg charge and uncharge (the engine integrates memory.current only
     /// after events that changed it).
     pub usage_epoch: u64,
@@ -512,6 +515,7 @@ impl Machine {
             vm: Counters::default(),
             ctx: Ctx::default(),
             kthreads: Default::default(),
+            throttle_wake_pending: false,
             resume: Resume::default(),
             psi: Default::default(),
             usage_epoch: 0,

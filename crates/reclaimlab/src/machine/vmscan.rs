@@ -441,6 +441,7 @@ impl Machine {
         let q = reason.index();
         if n.throttle_sleepers[q] > 0 {
             n.throttle_wake[q] = Some(n.throttle_wake[q].map_or(now, |w| w.min(now)));
+            self.throttle_wake_pending = true;
         }
     }
 
