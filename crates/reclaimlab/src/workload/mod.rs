@@ -736,7 +736,9 @@ impl ScriptIter {
             let steps = if self.in_setup {
                 &self.script.setup
             } else {
-                if self.round >= self.script.rounds || self.script.steps.is_empty() {
+                // A daemon (no marks) with no steps would loop for ever.
+                let idle_daemon = !self.marks && self.script.steps.is_empty();
+                if self.round >= self.script.rounds || idle_daemon {
                     return None;
                 }
                 &self.script.steps
