@@ -659,6 +659,31 @@ fn phase_access(ph: &Phase, idx: u64, done: u64, rng: &mut ChaCha8Rng) -> Action
     Action::Access { page, op, via, req }
 }
 
+/// The accesses of one application cache step: an operation on a block drawn from its keys
+/// (`keys` keeps the thread's iterator, `rng` decides updates), a checkpoint or a log commit.
+fn app_cache_actions(
+    step: &appcache::AppCacheStep,
+    cache: &Mutex<appcache::AppCache>,
+    keys: &mut Option<PatternIter>,
+    rng: &mut ChaCha8Rng,
+    seed: u64,
+) -> Vec<Action> {
+    let mut cache = cache.lock().expect("application cache lock");
+    match &step.work {
+        appcache::AppCacheWork::Op {
+            keys: pattern,
+            write_pct,
+        } => {
+            let it = keys.get_or_insert_with(|| pattern.iter(seed));
+            let update = *write_pct > 0 && rng.random_range(0..100) < *write_pct;
+            it.next()
+                .map_or_else(Vec::new, |block| cache.operate(block, update))
+        }
+        appcache::AppCacheWork::Checkpoint => cache.checkpoint(),
+        appcache::AppCacheWork::LogCommit => cache.commit_log(),
+    }
+}
+
 /// The state of a [`Script`] stream.
 struct ScriptIter {
     script: Script,
@@ -768,18 +793,9 @@ impl ScriptIter {
                 let cache = self.caches[step_index]
                     .as_ref()
                     .expect("a cache per cache step");
-                let mut cache = cache.lock().expect("application cache lock");
                 let seed = self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (slot as u64 + 1);
-                let actions = match &step.work {
-                    appcache::AppCacheWork::Op { keys, write_pct } => {
-                        let it = self.iters[slot].get_or_insert_with(|| keys.iter(seed));
-                        let update = *write_pct > 0 && self.rng.random_range(0..100) < *write_pct;
-                        it.next()
-                            .map_or_else(Vec::new, |block| cache.operate(block, update))
-                    }
-                    appcache::AppCacheWork::Checkpoint => cache.checkpoint(),
-                    appcache::AppCacheWork::LogCommit => cache.commit_log(),
-                };
+                let keys = &mut self.iters[slot];
+                let actions = app_cache_actions(step, cache, keys, &mut self.rng, seed);
                 self.queue.extend(actions);
                 self.pos += 1;
                 continue;
