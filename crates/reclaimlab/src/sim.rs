@@ -746,6 +746,9 @@ struct BarrierState {
 
 /// Expected accesses of a stream, for the progress bar.
 fn expected_accesses(s: &Stream) -> u64 {
+    if s.is_background() {
+        return 0;
+    }
     match s.undelayed().0 {
         Stream::Phases(p) => p.iter().map(|ph| ph.ops).sum(),
         Stream::Rounds { phases, rounds, .. } => {
@@ -762,6 +765,7 @@ fn expected_accesses(s: &Stream) -> u64 {
                     .iter()
                     .map(|st| match st {
                         crate::workload::Step::Phase(p) => p.ops,
+                        crate::workload::Step::AppCache(c) => c.spec.block_pages,
                         _ => 0,
                     })
                     .sum()
@@ -771,13 +775,14 @@ fn expected_accesses(s: &Stream) -> u64 {
         Stream::Background { .. }
         | Stream::Delayed { .. }
         | Stream::Synced { .. }
-        | Stream::Until { .. } => 0,
+        | Stream::Until { .. }
+        | Stream::Daemon { .. } => 0,
     }
 }
 
 impl Engine {
     fn new(scn: &Scenario, be: &mut Be<'_>, seed: u64) -> Self {
-        let mut share = crate::workload::ReplayShare::default();
+        let mut share = crate::workload::RunShare::default();
         let threads = scn
             .threads
             .iter()

@@ -1,14 +1,16 @@
 //! The seed scenarios (workload/seeds.rs) at tiny scales: their structure (memcgs, processes,
 //! threads, limits) and their behaviour (what each seed's benchmark exercises).
 
+use reclaimlab::access::{Op, PageRef, Via};
 use reclaimlab::metrics::RunResult;
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
+use reclaimlab::workload::appcache::{AppCacheStats, AppCacheStep, AppCacheWork};
 use reclaimlab::workload::micro;
 use reclaimlab::workload::seeds::{
     ANDROID_APPS, CHROME_ITERATIONS, CHROME_MEMCGS, CHROME_PAIRS_PER_MEMCG, KBUILD_JOBS,
     KBUILD_PARALLEL,
 };
-use reclaimlab::workload::{Scenario, Step, Stream};
+use reclaimlab::workload::{Action, ActionSource, RunShare, Scenario, Step, Stream, StreamIter};
 
 const NAMES: [&str; 10] = [
     "ycsb-b",
@@ -253,21 +255,159 @@ fn per_cpu_lru_batches_shrink_with_the_scale() {
 #[test]
 fn ycsb_b_dirties_file_pages_and_writes_them_back() {
     let scn = micro::builtin("ycsb-b", 1.0 / 256.0).unwrap();
-    assert_eq!(scn.threads.len(), 32);
+    assert_eq!(
+        scn.threads.len(),
+        32 + 2,
+        "32 clients, the checkpoint and journal threads"
+    );
+    assert_eq!(
+        scn.threads
+            .iter()
+            .filter(|t| t.stream.is_background())
+            .count(),
+        2
+    );
     assert_eq!(scn.machine.memcgs[0].max, 10 * 262_144 / 256);
     assert!(matches!(
         scn.machine.swap,
         reclaimlab::machine::SwapConfig::None
     ));
+    assert_eq!(
+        scn.procs[0].fadvise_random,
+        vec![0],
+        "WiredTiger: no readahead on data"
+    );
     let r = go(&scn, classic());
     let req = r.requests.as_ref().unwrap();
     let per_thread = (6_000_000.0f64 / 32.0 / 256.0).round() as u64;
     assert_eq!(req.total, 32 * per_thread, "6M operations, scaled");
     assert!(req.per_sec > 0.0 && req.latency.mean_ns > 0.0);
     assert!(vm(&r, "pgpgin") > 0);
-    assert!(vm(&r, "pgpgout") > 0, "updates are written back");
+    assert!(
+        vm(&r, "pgpgout") > 0,
+        "evicted dirty leaves are written back"
+    );
     assert!(vm(&r, "workingset_refault_file") > 0);
     assert_eq!(vm(&r, "pswpout"), 0);
+}
+
+/// ycsb-b without updates (and so without dirty leaves or journal records).
+fn ycsb_b_read_only(scale: f64) -> Scenario {
+    let mut scn = micro::builtin("ycsb-b", scale).unwrap();
+    for t in &mut scn.threads {
+        let Stream::Script(sc) = &mut t.stream else {
+            continue;
+        };
+        for st in &mut sc.steps {
+            if let Step::AppCache(AppCacheStep {
+                work: AppCacheWork::Op { write_pct, .. },
+                ..
+            }) = st
+            {
+                *write_pct = 0;
+            }
+        }
+    }
+    scn
+}
+
+#[test]
+fn ycsb_b_writes_only_what_its_cache_evicts_checkpoints_or_logs() {
+    // Without updates WiredTiger's cache has nothing dirty: nothing is written back.
+    let scn = ycsb_b_read_only(1.0 / 256.0);
+    scn.validate().unwrap();
+    let r = go(&scn, classic());
+    assert!(vm(&r, "pgpgin") > 0);
+    assert_eq!(vm(&r, "pgpgout"), 0, "no update, no write");
+}
+
+/// The accesses of ycsb-b's client threads, interleaved one operation at a time, and the
+/// cache's statistics at the end.
+fn ycsb_b_client_accesses(scale: f64) -> (Vec<Action>, AppCacheStats, u64) {
+    let scn = micro::builtin("ycsb-b", scale).unwrap();
+    let mut share = RunShare::default();
+    let mut clients: Vec<StreamIter> = scn
+        .threads
+        .iter()
+        .filter(|t| !t.stream.is_background())
+        .enumerate()
+        .map(|(i, t)| StreamIter::new(&t.stream, i as u64, &mut share))
+        .collect();
+    let (mut out, mut ops, mut live) = (Vec::new(), 0, true);
+    while live {
+        live = false;
+        for c in &mut clients {
+            while let Some(a) = c.next_action() {
+                live = true;
+                if a == Action::OpEnd {
+                    ops += 1;
+                    break;
+                }
+                out.push(a);
+            }
+        }
+    }
+    let stats = share.app_caches.stats()[0].1;
+    (out, stats, ops)
+}
+
+#[test]
+fn ycsb_b_reads_the_data_file_only_on_cache_misses() {
+    let (actions, stats, ops) = ycsb_b_client_accesses(1.0 / 256.0);
+    let fd: Vec<(u32, u64, Op, u32)> = actions
+        .iter()
+        .filter_map(|a| match *a {
+            Action::Access {
+                page: PageRef::File { file, page },
+                op,
+                via: Via::Fd,
+                req,
+            } => Some((file, page, op, req)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stats.hits + stats.misses, ops, "one lookup per operation");
+    assert!(
+        stats.hits > stats.misses,
+        "Zipf: the cache holds the hot leaves"
+    );
+    let reads: Vec<_> = fd.iter().filter(|x| x.2 == Op::Read).collect();
+    assert!(
+        reads.iter().all(|x| x.0 == 0),
+        "reads are of the collection"
+    );
+    assert_eq!(
+        reads.len() as u64,
+        8 * stats.misses,
+        "a 32 KiB pread per miss"
+    );
+    assert!(reads.chunks(8).all(|r| r[0].3 == 8 && r[0].1 % 8 == 0));
+    let writes = fd.iter().filter(|x| x.2 == Op::Write && x.0 == 0).count() as u64;
+    assert!(stats.eviction_writes > 0);
+    assert_eq!(
+        writes,
+        8 * stats.eviction_writes,
+        "clients write only dirty victims"
+    );
+    assert!(
+        fd.iter().all(|x| x.0 == 0),
+        "the journal is the journal thread's"
+    );
+    assert_eq!(stats.checkpoints, 0);
+}
+
+#[test]
+fn ycsb_b_shares_one_cache_deterministically() {
+    let (a, sa, _) = ycsb_b_client_accesses(1.0 / 512.0);
+    let (b, sb, _) = ycsb_b_client_accesses(1.0 / 512.0);
+    assert_eq!(a, b);
+    assert_eq!(sa, sb);
+    let scn = micro::builtin("ycsb-b", 1.0 / 512.0).unwrap();
+    let (x, y) = (go(&scn, mglru()), go(&scn, mglru()));
+    assert_eq!(
+        serde_json::to_string(&x).unwrap(),
+        serde_json::to_string(&y).unwrap()
+    );
 }
 
 #[test]

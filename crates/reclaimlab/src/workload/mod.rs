@@ -1,6 +1,7 @@
 //! Workloads: a Rust API to describe a machine, its memcgs, processes, files and the access
 //! streams of their threads, plus the built-in scenarios.
 
+pub mod appcache;
 pub mod micro;
 pub mod pattern;
 pub mod replay;
@@ -12,6 +13,8 @@ use crate::machine::MachineConfig;
 use pattern::{Pattern, PatternIter};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 /// One step of a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +188,11 @@ pub enum Stream {
         end_ns: u64,
         stream: Box<Stream>,
     },
+    /// Another stream run as a daemon: it does not keep the run alive (a database's
+    /// checkpoint or journal thread, a script repeated for ever).
+    Daemon {
+        stream: Box<Stream>,
+    },
 }
 
 /// See [`Stream::Script`].
@@ -221,13 +229,16 @@ pub enum Step {
     OpEnd,
     /// The process exits; the script ends.
     Exit,
+    /// An operation, checkpoint or log commit on an application cache the process's threads
+    /// share (`workload/appcache.rs`).
+    AppCache(appcache::AppCacheStep),
 }
 
 impl Stream {
     /// Whether a thread with this stream is a daemon.
     pub fn is_background(&self) -> bool {
         match self {
-            Stream::Background { .. } => true,
+            Stream::Background { .. } | Stream::Daemon { .. } => true,
             Stream::Delayed { stream, .. }
             | Stream::Synced { stream, .. }
             | Stream::Until { stream, .. } => stream.is_background(),
@@ -241,7 +252,9 @@ impl Stream {
             Stream::Until { end_ns, stream } => {
                 Some(stream.deadline().map_or(*end_ns, |d| d.min(*end_ns)))
             }
-            Stream::Delayed { stream, .. } | Stream::Synced { stream, .. } => stream.deadline(),
+            Stream::Delayed { stream, .. }
+            | Stream::Synced { stream, .. }
+            | Stream::Daemon { stream } => stream.deadline(),
             _ => None,
         }
     }
@@ -283,7 +296,7 @@ impl Stream {
                 let (s, d, _) = stream.unwrapped();
                 (s, d, Some((*group, *parties)))
             }
-            Stream::Until { stream, .. } => stream.unwrapped(),
+            Stream::Until { stream, .. } | Stream::Daemon { stream } => stream.unwrapped(),
             s => (s, 0, None),
         }
     }
@@ -404,6 +417,9 @@ impl Scenario {
                         if let Step::Barrier { parties: 0, .. } = st {
                             return Err(format!("thread {i}: a barrier needs parties > 0"));
                         }
+                        if let Step::AppCache(step) = st {
+                            self.validate_app_cache_step(i, t.proc, step)?;
+                        }
                     }
                     script_phases = sc
                         .setup
@@ -420,7 +436,8 @@ impl Scenario {
                 | Stream::Replay(_)
                 | Stream::Delayed { .. }
                 | Stream::Synced { .. }
-                | Stream::Until { .. } => &[],
+                | Stream::Until { .. }
+                | Stream::Daemon { .. } => &[],
             };
             for ph in phases {
                 ph.pattern.validate()?;
@@ -525,6 +542,52 @@ impl Scenario {
         machine.saturating_add(readers * 2 * crate::trace::READ_BUFFER_BYTES as u64)
     }
 
+    /// An application cache step of thread `i` (of process `proc`): its spec fits the process
+    /// and the files, every step naming its cache gives the same spec, and its keys are valid.
+    fn validate_app_cache_step(
+        &self,
+        i: usize,
+        proc: usize,
+        step: &appcache::AppCacheStep,
+    ) -> Result<(), String> {
+        let file_pages: Vec<u64> = self.files.iter().map(|f| f.pages).collect();
+        let spec = &step.spec;
+        spec.validate(self.procs[proc].anon_pages, &file_pages)
+            .map_err(|e| format!("thread {i}: {e}"))?;
+        if let appcache::AppCacheWork::Op { keys, write_pct } = &step.work {
+            keys.validate()?;
+            if keys.footprint() > spec.blocks || *write_pct > 100 {
+                return Err(format!(
+                    "thread {i}: cache keys beyond its blocks or write_pct > 100"
+                ));
+            }
+        }
+        let other_specs = self
+            .threads
+            .iter()
+            .flat_map(|t| match t.stream.undelayed().0 {
+                Stream::Script(sc) => sc
+                    .setup
+                    .iter()
+                    .chain(&sc.steps)
+                    .filter_map(|st| match st {
+                        Step::AppCache(s) if s.spec.id == spec.id => Some((t.proc, &s.spec)),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            });
+        for (p, other) in other_specs {
+            if p != proc || other != spec {
+                return Err(format!(
+                    "thread {i}: application cache {} is given another spec or process elsewhere",
+                    spec.id
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The total pages the workload can touch (anon areas plus files).
     pub fn footprint(&self) -> u64 {
         let anon = self.procs.iter().map(|p| p.anon_pages);
@@ -534,6 +597,14 @@ impl Scenario {
 }
 
 pub use replay::{ReplayShare, MAX_FILE_PAGES};
+
+/// What the threads of one run share: the trace readers of its replays and its application
+/// caches.
+#[derive(Default)]
+pub struct RunShare {
+    pub replays: ReplayShare,
+    pub app_caches: appcache::AppCacheShare,
+}
 
 /// Turns a thread's stream into actions, seeded per thread.
 pub struct StreamIter {
@@ -588,6 +659,31 @@ fn phase_access(ph: &Phase, idx: u64, done: u64, rng: &mut ChaCha8Rng) -> Action
     Action::Access { page, op, via, req }
 }
 
+/// The accesses of one application cache step: an operation on a block drawn from its keys
+/// (`keys` keeps the thread's iterator, `rng` decides updates), a checkpoint or a log commit.
+fn app_cache_actions(
+    step: &appcache::AppCacheStep,
+    cache: &Mutex<appcache::AppCache>,
+    keys: &mut Option<PatternIter>,
+    rng: &mut ChaCha8Rng,
+    seed: u64,
+) -> Vec<Action> {
+    let mut cache = cache.lock().expect("application cache lock");
+    match &step.work {
+        appcache::AppCacheWork::Op {
+            keys: pattern,
+            write_pct,
+        } => {
+            let it = keys.get_or_insert_with(|| pattern.iter(seed));
+            let update = *write_pct > 0 && rng.random_range(0..100) < *write_pct;
+            it.next()
+                .map_or_else(Vec::new, |block| cache.operate(block, update))
+        }
+        appcache::AppCacheWork::Checkpoint => cache.checkpoint(),
+        appcache::AppCacheWork::LogCommit => cache.commit_log(),
+    }
+}
+
 /// The state of a [`Script`] stream.
 struct ScriptIter {
     script: Script,
@@ -598,18 +694,31 @@ struct ScriptIter {
     done_in_step: u64,
     /// One pattern iterator per step (setup steps first), created on first use.
     iters: Vec<Option<PatternIter>>,
+    /// The application cache of each `Step::AppCache` (setup steps first).
+    caches: Vec<Option<Arc<Mutex<appcache::AppCache>>>>,
+    /// The accesses of an application cache step still to come.
+    queue: VecDeque<Action>,
     /// The step whose iterator a step uses (the first with the same pattern and target).
     share: Vec<usize>,
     rng: ChaCha8Rng,
     seed: u64,
     think_next: bool,
     exited: bool,
+    /// Emit a Mark after each round (not for daemons).
+    marks: bool,
 }
 
 impl ScriptIter {
-    fn new(script: Script, seed: u64) -> Self {
+    fn new(script: Script, seed: u64, app_caches: &mut appcache::AppCacheShare) -> Self {
         let all: Vec<&Step> = script.setup.iter().chain(&script.steps).collect();
         let n = all.len();
+        let caches = all
+            .iter()
+            .map(|st| match st {
+                Step::AppCache(step) => Some(app_caches.cache(&step.spec)),
+                _ => None,
+            })
+            .collect();
         let share = (0..n)
             .map(|i| match all[i] {
                 Step::Phase(p) => (0..i)
@@ -631,22 +740,30 @@ impl ScriptIter {
             pos: 0,
             done_in_step: 0,
             iters: (0..n).map(|_| None).collect(),
+            caches,
+            queue: VecDeque::new(),
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5c21),
             seed,
             think_next: false,
             exited: false,
+            marks: true,
         }
     }
 
     fn next_action(&mut self) -> Option<Action> {
         loop {
+            if let Some(a) = self.queue.pop_front() {
+                return Some(a);
+            }
             if self.exited {
                 return None;
             }
             let steps = if self.in_setup {
                 &self.script.setup
             } else {
-                if self.round >= self.script.rounds {
+                // A daemon (no marks) with no steps would loop for ever.
+                let idle_daemon = !self.marks && self.script.steps.is_empty();
+                if self.round >= self.script.rounds || idle_daemon {
                     return None;
                 }
                 &self.script.steps
@@ -659,6 +776,9 @@ impl ScriptIter {
                     continue;
                 }
                 self.round += 1;
+                if !self.marks {
+                    continue;
+                }
                 return Some(Action::Mark);
             }
             let slot = if self.in_setup {
@@ -666,8 +786,20 @@ impl ScriptIter {
             } else {
                 self.script.setup.len() + self.pos
             };
+            let step_index = slot;
             let slot = self.share[slot];
             let step = &steps[self.pos];
+            if let Step::AppCache(step) = step {
+                let cache = self.caches[step_index]
+                    .as_ref()
+                    .expect("a cache per cache step");
+                let seed = self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (slot as u64 + 1);
+                let keys = &mut self.iters[slot];
+                let actions = app_cache_actions(step, cache, keys, &mut self.rng, seed);
+                self.queue.extend(actions);
+                self.pos += 1;
+                continue;
+            }
             let ph = match step {
                 Step::Phase(ph) => ph,
                 other => {
@@ -683,7 +815,7 @@ impl ScriptIter {
                             self.exited = true;
                             Action::Exit
                         }
-                        Step::Phase(_) => continue,
+                        Step::Phase(_) | Step::AppCache(_) => continue,
                     });
                 }
             };
@@ -714,17 +846,20 @@ impl ScriptIter {
 impl StreamIter {
     /// The iterator of one thread's stream; `share` holds the readers the run's replay
     /// threads share.
-    pub fn new(stream: &Stream, seed: u64, share: &mut replay::ReplayShare) -> Self {
+    pub fn new(stream: &Stream, seed: u64, share: &mut RunShare) -> Self {
         let (inner, delay, barrier) = stream.unwrapped();
         let mut it = Self::new_undelayed(inner, seed, share);
         it.barrier = barrier;
+        if let Some(sc) = it.script.as_mut() {
+            sc.marks = !stream.is_background();
+        }
         if delay > 0 {
             it.pending.push(Action::Sleep(delay));
         }
         it
     }
 
-    fn new_undelayed(stream: &Stream, seed: u64, share: &mut replay::ReplayShare) -> Self {
+    fn new_undelayed(stream: &Stream, seed: u64, share: &mut RunShare) -> Self {
         let (phases, rounds, unmap, sleep_ns, actions) = match stream {
             Stream::Phases(p) => (p.clone(), 1, None, 0, Vec::new()),
             Stream::Rounds {
@@ -739,18 +874,19 @@ impl StreamIter {
             }
             Stream::Script(sc) => {
                 let mut it = Self::new_undelayed(&Stream::Actions(Vec::new()), seed, share);
-                it.script = Some(ScriptIter::new(sc.clone(), seed));
+                it.script = Some(ScriptIter::new(sc.clone(), seed, &mut share.app_caches));
                 return it;
             }
             Stream::Replay(r) => {
                 let mut it = Self::new_undelayed(&Stream::Actions(Vec::new()), seed, share);
-                it.replay = Some(r.iter(share));
+                it.replay = Some(r.iter(&mut share.replays));
                 return it;
             }
             // unwrapped() strips the wrappers: nothing to generate.
-            Stream::Delayed { .. } | Stream::Synced { .. } | Stream::Until { .. } => {
-                (Vec::new(), 0, None, 0, Vec::new())
-            }
+            Stream::Delayed { .. }
+            | Stream::Synced { .. }
+            | Stream::Until { .. }
+            | Stream::Daemon { .. } => (Vec::new(), 0, None, 0, Vec::new()),
         };
         let marks = !stream.is_background();
         StreamIter {
@@ -892,7 +1028,7 @@ pub fn write_trace<W: std::io::Write>(
     };
     let mut w = crate::trace::NativeWriter::new(out);
     w.write_header(&header)?;
-    let mut share = replay::ReplayShare::default();
+    let mut share = RunShare::default();
     let mut iters: Vec<StreamIter> = scn
         .threads
         .iter()

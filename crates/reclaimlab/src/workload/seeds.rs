@@ -29,7 +29,7 @@ const US: u64 = 1_000;
 /// The seed scenarios.
 pub fn builtins() -> Vec<Builtin> {
     vec![
-        Builtin { name: "ycsb-b", description: "seed 000: MongoDB YCSB workloadb, 32 threads, 95% read / 5% update Zipf(0.99), 10 GiB memcg, 4.5 GiB anon cache, data on NVMe, no swap", build: ycsb_b, default_scale: 1.0 / 64.0 },
+        Builtin { name: "ycsb-b", description: "seed 000: MongoDB YCSB workloadb, 32 threads, 95% read / 5% update Zipf(0.99), 10 GiB memcg, 4.5 GiB WiredTiger cache (anon), data on NVMe, no swap", build: ycsb_b, default_scale: 1.0 / 64.0 },
         Builtin { name: "chrome-node", description: "seed 000/004: 32 memcgs without limits x 4 Node.js server / Chrome client pairs, servers touch a random 512 MiB buffer per request, zram", build: chrome_node, default_scale: 1.0 / 4096.0 },
         Builtin { name: "file-anon-mix", description: "seed 000: file+anon OOM reproducer, 16 GiB memcg, 8 GiB file mmap'd by one reader per CPU, 128 rounds of 14 GiB anon writes, no swap", build: file_anon_mix, default_scale: 1.0 / 1024.0 },
         Builtin { name: "dd-throttle", description: "seed 000: a dd-like 1 MiB buffered sequential writer of a file 8x its 1 GiB memcg limit, NVMe, no swap", build: dd_throttle, default_scale: 1.0 / 16.0 },
@@ -115,75 +115,80 @@ fn thread(proc: usize, cpu: u32, stream: Stream) -> ThreadSpec {
 /// `ycsb-b` (seeds 000, 001): MongoDB under YCSB workloadb.
 ///
 /// Scale 1: a 48-core/96-thread machine with 2 nodes of 64 GiB; memcg `/mongo` with
-/// memory.max 10 GiB (the Docker container); one process `mongod` whose WiredTiger cache is
-/// 4.5 GiB of anon memory; the collection is a 20 GiB file on NVMe (20M records of YCSB's
-/// default 10 x 100 B fields) read and written with pread/pwrite (page cache); no swap;
-/// 32 client threads run 6M operations together (6M/32 each, scaled).
+/// memory.max 10 GiB (the Docker container); one process `mongod`; the collection is a 20 GiB
+/// file on NVMe (20M records of YCSB's default 10 x 100 B fields) in 32 KiB leaves
+/// (WiredTiger's `leaf_page_max`), opened `POSIX_FADV_RANDOM` as WiredTiger opens its data
+/// files; a 100 MB journal file (WiredTiger's `log=(file_max)`); no swap; 32 client threads run
+/// 6M operations together (6M/32 each, scaled).
 ///
-/// One operation (a request): one access to the WiredTiger cache (Zipf 0.99 over its pages,
-/// 5% writes), then one 32 KiB WiredTiger leaf (8 pages, `Pattern::Blocks` of a Zipf 0.99
-/// over the leaves, YCSB's zipfian constant) read through the page cache as one 32 KiB
-/// `pread` (WiredTiger reads a page whole: its `leaf_page_max` default is 32 KiB; one read()
-/// request of 8 pages, `Phase::requests`, so readahead sees one request); each page is
-/// written with probability 5%, so an operation dirties 0.4 pages on average, as 5% updates
-/// of an 8-page leaf do; then 20 us of CPU (query processing; an assumption, the seed gives
-/// none). Before the operations each thread fills its slice of the cache.
+/// WiredTiger's cache (`workload/appcache.rs`): 4.5 GiB of mongod's anon memory in 32 KiB
+/// slots (the seed's cache size / the leaf size), shared by the threads. One operation (a
+/// request) looks up its record's leaf (Zipf 0.99 over the leaves, YCSB's zipfian constant; 5%
+/// updates): a hit reads (an update writes) the slot's pages; a miss first evicts the least
+/// recently used leaf if the cache is at `eviction_target` (80%), writing it with `pwrite` if
+/// dirty, then reads the leaf with one 32 KiB `pread` into a free slot; an update beyond
+/// `eviction_dirty_target` (5% of the slots dirty) writes and evicts the oldest dirty leaf, and
+/// appends 100 B (the updated field, YCSB's `fieldlength`) to the journal. Then 20 us of CPU
+/// (query processing; an assumption, the seed gives none). A checkpoint thread writes every
+/// dirty leaf every 60 s (`storage.syncPeriodSecs`) and a journal thread writes the journal's
+/// new pages every 100 ms (`storage.journal.commitIntervalMs`); both intervals are times of
+/// the seed's run and get `scale` times their length, as time-based runs do (the run's
+/// operations and the cache shrink with the scale while an operation's costs do not), so the
+/// run keeps the seed's checkpoints and commits per operation. The cache starts empty (the
+/// seed does not say whether mongod was restarted after loading).
 ///
-/// Left out: WiredTiger's own cache logic (a cache hit that skips the file read: here every
-/// operation reads its leaf, a page-cache hit when resident), checkpoints, compression, the
-/// journal, the block manager's copy-on-write writes; the 5% updates are spread over page
-/// writes.
+/// Left out: compression, internal (B-tree) pages, the in-memory representation of leaves
+/// (larger than on disk), WiredTiger's block manager (copy-on-write: a written leaf goes to
+/// a new place in the file; here it overwrites its own), fsync (the model has none), the
+/// eviction worker threads (see `workload/appcache.rs`).
 pub fn ycsb_b(scale: f64) -> Scenario {
+    use super::appcache::{
+        wiredtiger as wt, AppCacheSpec, AppCacheStep, AppCacheWork, EvictionTargets, LogSpec,
+    };
     let threads = 32u32;
     let mut mc = machine(2, 64.0, 96, scale);
     mc.memcgs = vec![MemcgConfig::new("/mongo").with_max(gib(10.0, scale))];
-    let cache = gib(4.5, scale);
-    let data = gib(20.0, scale);
-    let leaf = 8;
-    let leaves = (data / leaf).max(1);
-    let slice = (cache / threads as u64).max(1);
+    let leaf = wt::LEAF_PAGE_MAX_BYTES / 4096;
+    let slots = (gib(4.5, scale) / leaf).max(1);
+    let leaves = (gib(20.0, scale) / leaf).max(1);
+    let journal = mib(wt::LOG_FILE_MAX_BYTES as f64 / (1024.0 * 1024.0), scale);
+    let spec = AppCacheSpec {
+        id: 0,
+        slots,
+        block_pages: leaf,
+        anon_offset: 0,
+        data_file: 0,
+        blocks: leaves,
+        eviction: EvictionTargets::WIREDTIGER,
+        log: Some(LogSpec {
+            file: 1,
+            pages: journal,
+            bytes_per_update: YCSB_FIELD_LENGTH_BYTES,
+        }),
+    };
+    let cache_step = |work| {
+        Step::AppCache(AppCacheStep {
+            spec: spec.clone(),
+            work,
+        })
+    };
     let rounds = count(6_000_000.0 / threads as f64, scale);
-    let ts = (0..threads)
+    let mut ts: Vec<ThreadSpec> = (0..threads)
         .map(|i| {
             thread(
                 0,
                 i * 3 % 96,
                 script(
-                    vec![Step::Phase(at(
-                        Phase::new(
-                            Pattern::Sequential { pages: slice },
-                            Target::Anon,
-                            100,
-                            slice,
-                        ),
-                        i as u64 * slice,
-                    ))],
+                    vec![],
                     vec![
                         Step::OpBegin,
-                        Step::Phase(Phase::new(
-                            Pattern::Zipf {
-                                pages: cache,
+                        cache_step(AppCacheWork::Op {
+                            keys: Pattern::Zipf {
+                                pages: leaves,
                                 s: 0.99,
                             },
-                            Target::Anon,
-                            5,
-                            1,
-                        )),
-                        Step::Phase(
-                            Phase::new(
-                                blocks(
-                                    Pattern::Zipf {
-                                        pages: leaves,
-                                        s: 0.99,
-                                    },
-                                    leaf,
-                                ),
-                                Target::fd(0),
-                                5,
-                                leaf,
-                            )
-                            .requests(leaf),
-                        ),
+                            write_pct: 5,
+                        }),
                         Step::Think(20 * US),
                         Step::OpEnd,
                     ],
@@ -192,15 +197,43 @@ pub fn ycsb_b(scale: f64) -> Scenario {
             )
         })
         .collect();
+    let scaled = |ns: u64| ((ns as f64 * scale).round() as u64).max(1);
+    for (cpu, interval, work) in [
+        (1, wt::CHECKPOINT_INTERVAL_NS, AppCacheWork::Checkpoint),
+        (2, wt::JOURNAL_COMMIT_INTERVAL_NS, AppCacheWork::LogCommit),
+    ] {
+        let steps = vec![Step::Sleep(scaled(interval)), cache_step(work)];
+        ts.push(thread(
+            0,
+            cpu,
+            Stream::Daemon {
+                stream: Box::new(script(vec![], steps, u64::MAX)),
+            },
+        ));
+    }
     Scenario {
         name: "ycsb-b".into(),
         description: "MongoDB YCSB workloadb (seed 000)".into(),
         machine: mc,
-        files: vec![FileSpec::new("collection", leaves * leaf)],
-        procs: vec![proc_("mongod", "/mongo", cache, vec![])],
+        files: vec![
+            FileSpec::new("collection", leaves * leaf),
+            FileSpec::new("journal", journal),
+        ],
+        procs: vec![ProcSpec {
+            fadvise_random: if wt::DATA_FILE_FADV_RANDOM {
+                vec![0]
+            } else {
+                vec![]
+            },
+            ..proc_("mongod", "/mongo", slots * leaf, vec![])
+        }],
         threads: ts,
     }
 }
+
+/// YCSB's `fieldlength` default (100 B): an update of workloadb writes one field
+/// (`writeallfields=false`), and its journal record is taken to be that field.
+const YCSB_FIELD_LENGTH_BYTES: u64 = 100;
 
 /// The pairs per memcg of `chrome-node`, one per NUMA node.
 pub const CHROME_PAIRS_PER_MEMCG: usize = 4;
