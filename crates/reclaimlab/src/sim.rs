@@ -336,12 +336,15 @@ impl Engine {
             // Kernel-thread work due first runs first, as at the top level: work a nested task
             // queued (a flusher wakeup, a writeback completion) is done before the next task
             // step at or after its time, not only at the suspended reclaimer's next folio.
-            // Not while a kernel thread is the one suspended (`catch_up`).
+            // Not while a kernel thread is the one suspended (`catch_up`), nor kswapd's own
+            // next run beside the kswapd that is suspended: when the work due cannot run, the
+            // task events go on (going round again would spin forever).
             if let Be::Kernel { m, pol } = be {
                 if !m.in_kthread_work() && m.next_kthread_time().is_some_and(|k| k <= t) {
                     let pol = &mut **pol;
-                    self.lent(m, |m| m.run_next_kthread_work(pol, t, t));
-                    continue;
+                    if self.lent(m, |m| m.run_next_kthread_work(pol, t, t)) {
+                        continue;
+                    }
                 }
             }
             match ev {

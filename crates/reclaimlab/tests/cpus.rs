@@ -362,3 +362,25 @@ fn isolated_throttle_sleepers_wake_when_the_isolations_are_put_back() {
         );
     }
 }
+
+/// While kswapd is suspended in its `shrink_folio_list` with other tasks running beside it
+/// (`--interleave`), kernel-thread work that cannot run there — kswapd's own next run — does
+/// not stop the nested task events: chrome-node's first reclaim at 16 ms used to spin in the
+/// nested loop forever. The first 20 ms run, with tasks nested in kswapd's batches.
+#[test]
+fn nested_tasks_go_on_when_kswapds_own_next_run_is_due() {
+    let mut scn = reclaimlab::workload::seeds::chrome_node(1.0 / 4096.0);
+    scn.machine.interleave = true;
+    let r = run(
+        &scn,
+        CLASSIC,
+        &RunOptions {
+            seed: 1,
+            max_sim_ns: Some(20_000_000),
+            ..Default::default()
+        },
+    )
+    .expect("run");
+    assert!(r.vmstat["pgsteal_kswapd"] > 0, "kswapd reclaimed");
+    assert!(r.cpu.nested_steps > 0, "{:?}", r.cpu);
+}
