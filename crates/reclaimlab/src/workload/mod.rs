@@ -320,6 +320,10 @@ impl ProcSpec {
 pub struct FileSpec {
     pub name: String,
     pub pages: u64,
+    /// On tmpfs (shmem): its pages are swap-backed and are swapped out, not written back
+    /// (machine/shmem.rs). Its page cache starts empty: a read() of a page never written
+    /// reads zeros (a hole) and allocates nothing.
+    pub tmpfs: bool,
 }
 
 impl FileSpec {
@@ -327,6 +331,15 @@ impl FileSpec {
         FileSpec {
             name: name.into(),
             pages,
+            tmpfs: false,
+        }
+    }
+
+    /// A file of `pages` pages on tmpfs.
+    pub fn tmpfs(name: &str, pages: u64) -> FileSpec {
+        FileSpec {
+            tmpfs: true,
+            ..FileSpec::new(name, pages)
         }
     }
 }

@@ -48,10 +48,23 @@ fn target(draw: u8, sizes: &Sizes) -> (Target, u64) {
 /// memory, `/b` unlimited).
 pub fn scenario(
     name: &str,
+    m: MachineConfig,
+    limit_pct: u64,
+    sizes: Sizes,
+    phases: Vec<PhaseDraw>,
+) -> Scenario {
+    scenario_on(name, m, limit_pct, sizes, phases, false)
+}
+
+/// [`scenario`] with its file on tmpfs if `tmpfs`.
+#[allow(dead_code)]
+pub fn scenario_on(
+    name: &str,
     mut m: MachineConfig,
     limit_pct: u64,
     sizes: Sizes,
     phases: Vec<PhaseDraw>,
+    tmpfs: bool,
 ) -> Scenario {
     m.memcgs = vec![
         MemcgConfig::new("/a").with_max(m.total_pages() * limit_pct / 100),
@@ -102,6 +115,7 @@ pub fn scenario(
         files: vec![FileSpec {
             name: "f".into(),
             pages: sizes.file_pages,
+            tmpfs,
         }],
         procs,
         threads: threads
