@@ -158,7 +158,7 @@ fn a_tmpfs_folio_is_charged_to_the_writers_memcg_as_page_cache() {
 
 #[test]
 fn the_flusher_never_writes_tmpfs_pages() {
-    let (mut m, mut pol, _, _) = written_tmpfs(64, zram(64));
+    let (mut m, pol, _, _) = written_tmpfs(64, zram(64));
     m.wb.start_all = true;
     enter(&mut m, 0);
     m.flusher_run();

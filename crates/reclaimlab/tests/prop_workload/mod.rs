@@ -46,6 +46,7 @@ fn target(draw: u8, sizes: &Sizes) -> (Target, u64) {
 
 /// The scenario on machine `m` (whose memcgs it sets: `/a` limited to `limit_pct` % of
 /// memory, `/b` unlimited).
+#[allow(dead_code)]
 pub fn scenario(
     name: &str,
     m: MachineConfig,
