@@ -896,6 +896,9 @@ pub fn write_trace<W: std::io::Write>(
             .enumerate()
             .map(|(i, f)| (i as u32, f.pages, Some(f.name.clone())))
             .collect(),
+        tmpfs: (0..scn.files.len() as u32)
+            .filter(|&i| scn.files[i as usize].tmpfs)
+            .collect(),
     };
     let memcg_of = |proc: usize| {
         memcgs
