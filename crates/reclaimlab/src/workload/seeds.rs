@@ -583,8 +583,9 @@ const KBUILD_UNTAR_BARRIER: u16 = 0;
 /// under every policy: the tree fits in the memcg, nothing is reclaimed while it is written).
 ///
 /// Left out: make's own processes, the link steps, the dependency order, user CPU time
-/// (compilation is the per-access cost only), swap readahead of tmpfs pages (the model has
-/// none for anon either; docs/model.md §9).
+/// (compilation is the per-access cost only), swap readahead of tmpfs pages (6.1's
+/// `shmem_swapin` reads a `page-cluster` window even from zram; the model reads one page, as
+/// it does for anon: docs/model.md §2, "tmpfs").
 pub fn kernel_build(scale: f64) -> Scenario {
     let mut mc = machine(2, 64.0, 96, scale);
     mc.file_device = DeviceProfile::ramdisk();
