@@ -71,6 +71,7 @@ impl Gen {
             header: TraceHeader {
                 memcgs: memcgs.iter().map(|(i, p)| (*i, p.to_string())).collect(),
                 files: files.iter().map(|(i, p)| (*i, *p, None)).collect(),
+                tmpfs: Vec::new(),
             },
             records: Vec::new(),
         }

@@ -5,6 +5,7 @@
 use crate::access::{PageRef, Via};
 use crate::behaviour::{Behaviour, Behaviours, KernelModel};
 use crate::consts::*;
+use crate::machine::writeback::WbStat;
 use crate::machine::{pg, Ctx, Machine, MachineConfig, MemcgWalk, Owner, StepTimes, Vm};
 use crate::metrics::*;
 use crate::policy::classic::Classic;
@@ -536,7 +537,7 @@ pub fn build_machine(scn: &Scenario) -> Result<Machine, String> {
     scn.validate()?;
     let mut m = Machine::new(scn.machine.clone())?;
     for f in &scn.files {
-        m.create_file(&f.name, f.pages);
+        m.create_file_on(&f.name, f.pages, f.tmpfs);
     }
     for p in &scn.procs {
         let memcg = m
@@ -2147,6 +2148,10 @@ fn vmstat_map(m: &Machine, pol: &dyn Policy) -> BTreeMap<String, u64> {
     ] {
         v.insert(name.to_string(), val);
     }
+    // NR_SHMEM, shown only for machines with tmpfs files (other outputs stay as they were).
+    if m.has_shmem() {
+        v.insert("nr_shmem".to_string(), m.wb.nr_shmem);
+    }
     v
 }
 
@@ -2157,6 +2162,9 @@ fn meminfo_map(m: &Machine, pol: &dyn Policy) -> BTreeMap<String, u64> {
     v.insert("MemTotal".into(), m.cfg.total_pages() * 4);
     v.insert("MemFree".into(), m.nr_free() * 4);
     v.insert("Cached".into(), m.wb.nr_file_pages * 4);
+    if m.has_shmem() {
+        v.insert("Shmem".into(), m.wb.nr_shmem * 4);
+    }
     v.insert("SwapTotal".into(), m.swap.total() * 4);
     v.insert("SwapFree".into(), m.swap.nr_free() * 4);
     v.insert("Dirty".into(), m.wb.nr_dirty * 4);
@@ -2177,7 +2185,8 @@ pub fn memcg_results(m: &Machine, pol: &dyn Policy) -> Vec<MemcgResult> {
         };
         let l = &mut local[f.memcg as usize];
         l[slot] += 1;
-        if slot == 1 && f.test(pg::DIRTY) {
+        // NR_FILE_DIRTY: tmpfs folios are dirtied without accounting (noop_dirty_folio).
+        if slot == 1 && f.test(pg::DIRTY) && !f.is_shmem() {
             l[2] += 1;
         }
         if f.test(pg::WRITEBACK) {
@@ -2220,6 +2229,10 @@ pub fn memcg_results(m: &Machine, pol: &dyn Policy) -> Vec<MemcgResult> {
                 ("unevictable", lru[4]),
             ] {
                 stat.insert(name.to_string(), pages * 4096);
+            }
+            if m.has_shmem() {
+                let shmem = m.memcgs[mc as usize].wb_stat[WbStat::Shmem as usize];
+                stat.insert("shmem".into(), shmem * 4096);
             }
             let ev = m.memcg_events_hier(mc);
             for v in [

@@ -43,6 +43,7 @@ fn file_writer(mem_pages: u64, memcg: Option<u64>, pages: u64) -> Scenario {
         files: vec![reclaimlab::workload::FileSpec {
             name: "out".into(),
             pages,
+            tmpfs: false,
         }],
         procs: vec![ProcSpec {
             name: "dd".into(),
@@ -393,6 +394,7 @@ fn folios_stay_on_the_node_of_their_frame() {
     let file = |name: &str| reclaimlab::workload::FileSpec {
         name: name.into(),
         pages: 700,
+        tmpfs: false,
     };
     let reader = |cpu: u32, f: usize| ThreadSpec {
         proc: cpu as usize,

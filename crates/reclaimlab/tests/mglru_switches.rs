@@ -1283,6 +1283,7 @@ fn ttl_scenario(think_ns: u64) -> Scenario {
         files: vec![FileSpec {
             name: "data".into(),
             pages: loop_pages,
+            tmpfs: false,
         }],
         procs: vec![
             proc_("hog", anon, Vec::new()),

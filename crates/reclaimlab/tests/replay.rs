@@ -82,6 +82,7 @@ fn two_process_trace() -> Vec<u8> {
     let header = TraceHeader {
         memcgs: vec![(1, "/a".into()), (2, "/b".into())],
         files: vec![(3, 2_000, Some("mapped".into()))],
+        tmpfs: Vec::new(),
     };
     write_native(Vec::new(), &header, &records).unwrap()
 }
@@ -291,4 +292,38 @@ fn object_pages_are_not_file_pages() {
     )
     .unwrap();
     assert_eq!(go(&scn, "lru").accesses, 2);
+}
+
+#[test]
+fn a_tmpfs_declaration_replays_the_file_on_tmpfs() {
+    // Two files written whole, 3000 pages each on a 2048-page machine with zram: the tmpfs one
+    // is swapped out, the regular one written back.
+    let body = |tmpfs: &str| {
+        let mut s = format!("# file 0 3000\n# file 1 3000\n{tmpfs}");
+        for f in [0, 1] {
+            for p in 0..3000 {
+                s.push_str(&format!("0 1 0 f {f} {p} w f\n"));
+            }
+        }
+        s
+    };
+    let with = native_trace(&body("# tmpfs 0\n"));
+    let mut scn = from_native(&with).unwrap();
+    assert_eq!(
+        scn.files.iter().map(|f| f.tmpfs).collect::<Vec<_>>(),
+        [true, false]
+    );
+    scn.machine.swap = reclaimlab::machine::SwapConfig::Zram {
+        size_pages: 4096,
+        compress_ratio: 3.0,
+    };
+    let r = go(&scn, "classic");
+    assert!(r.vmstat["pswpout"] > 0);
+    assert!(r.vmstat.contains_key("nr_shmem"));
+    let without = native_trace(&body(""));
+    assert!(from_native(&without)
+        .unwrap()
+        .files
+        .iter()
+        .all(|f| !f.tmpfs));
 }

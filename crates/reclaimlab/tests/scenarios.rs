@@ -50,6 +50,7 @@ fn fd_scenario(mem_pages: u64, file_pages: u64, pattern: Pattern, ops: u64) -> S
         files: vec![reclaimlab::workload::FileSpec {
             name: "f".into(),
             pages: file_pages,
+            tmpfs: false,
         }],
         procs: vec![ProcSpec {
             name: "p".into(),
@@ -322,6 +323,7 @@ mod memcg_files {
                 files: vec![FileSpec {
                     name: "f".into(),
                     pages: 4000,
+                    tmpfs: false,
                 }],
                 procs: vec![proc_in("/a")],
                 threads: vec![ThreadSpec {
@@ -405,10 +407,12 @@ mod memcg_files {
                 FileSpec {
                     name: "a".into(),
                     pages: 1500,
+                    tmpfs: false,
                 },
                 FileSpec {
                     name: "b".into(),
                     pages: 12000,
+                    tmpfs: false,
                 },
             ],
             procs: vec![proc_in("/a"), proc_in("/b")],
@@ -454,6 +458,7 @@ mod memcg_files {
             files: vec![FileSpec {
                 name: "f".into(),
                 pages: 3000,
+                tmpfs: false,
             }],
             procs: vec![proc_in("/h")],
             threads: vec![ThreadSpec {
@@ -518,6 +523,7 @@ mod writeback_and_min {
             files: vec![FileSpec {
                 name: "f".into(),
                 pages: 10,
+                tmpfs: false,
             }],
             procs: vec![ProcSpec {
                 name: "w".into(),
@@ -581,10 +587,12 @@ mod writeback_and_min {
                 FileSpec {
                     name: "a".into(),
                     pages: 1500,
+                    tmpfs: false,
                 },
                 FileSpec {
                     name: "b".into(),
                     pages: 24000,
+                    tmpfs: false,
                 },
             ],
             procs: vec![
@@ -685,6 +693,7 @@ fn memory_reclaim_swappiness_max_reclaims_anon_only_on_7_x() {
             files: vec![FileSpec {
                 name: "f".into(),
                 pages: 2000,
+                tmpfs: false,
             }],
             procs: vec![ProcSpec {
                 name: "p".into(),
@@ -813,10 +822,12 @@ fn hot_cold_scenario(hot_via: Via) -> Scenario {
             reclaimlab::workload::FileSpec {
                 name: "hot".into(),
                 pages: hot,
+                tmpfs: false,
             },
             reclaimlab::workload::FileSpec {
                 name: "cold".into(),
                 pages: cold,
+                tmpfs: false,
             },
         ],
         procs: vec![

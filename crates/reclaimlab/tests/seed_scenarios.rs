@@ -477,18 +477,21 @@ fn dd_throttle_is_throttled_by_its_memcg_and_written_back() {
 #[test]
 fn kernel_build_creates_and_exits_its_processes() {
     let scn = micro::builtin("kernel-build", 1.0 / 128.0).unwrap();
-    assert_eq!(scn.procs.len(), KBUILD_JOBS);
-    assert_eq!(scn.threads.len(), KBUILD_JOBS);
+    // The jobs, then the untar that writes the tree first.
+    assert_eq!(scn.procs.len(), KBUILD_JOBS + 1);
+    assert_eq!(scn.threads.len(), KBUILD_JOBS + 1);
     // Every job but the last 96 hands over to its successor, then exits.
     let exits = scn
         .threads
         .iter()
         .filter(|t| matches!(&t.stream, Stream::Script(s) if s.steps.last() == Some(&Step::Exit)))
         .count();
-    assert_eq!(exits, KBUILD_JOBS);
+    assert_eq!(exits, KBUILD_JOBS + 1);
     let r = go(&scn, classic());
     assert_eq!(r.requests.as_ref().unwrap().total, KBUILD_JOBS as u64);
-    assert!(r.threads.iter().all(|t| t.requests == 1 && !t.killed));
+    assert!(r.threads[..KBUILD_JOBS]
+        .iter()
+        .all(|t| t.requests == 1 && !t.killed));
     // All processes exited: only page cache (and nothing anon) is left in the memcg.
     assert_eq!(memcg_stat(&r, "/build", "anon"), 0);
     // No more than -j96 jobs ran at once: job j started after job j-96 ended.
@@ -500,6 +503,38 @@ fn kernel_build_creates_and_exits_its_processes() {
         vm(&r, "pswpout") > 0,
         "96 heaps overflow the 3 GiB memcg into zram"
     );
+}
+
+/// The kernel tree, sources and objects are on tmpfs (seed 000): under the memcg's pressure
+/// their pages are swapped to zram like the heaps, never written back, and at the end (every
+/// job exited, so no anon swap entry is left) each tmpfs page is either in the page cache or
+/// in swap.
+#[test]
+fn kernel_build_swaps_its_tmpfs_tree_and_writes_nothing_back() {
+    let scn = micro::builtin("kernel-build", 1.0 / 128.0).unwrap();
+    let tmpfs: u64 = scn.files.iter().filter(|f| f.tmpfs).map(|f| f.pages).sum();
+    assert!(scn.files.iter().any(|f| !f.tmpfs && f.name == "cc1"));
+    for spec in [classic(), mglru()] {
+        let r = go(&scn, spec);
+        let mc = r.memcgs.iter().find(|m| m.path == "/build").unwrap();
+        let shmem = mc.stat["shmem"] / 4096;
+        assert_eq!(mc.stat["anon"], 0);
+        assert!(
+            mc.swap_pages > 0,
+            "tmpfs pages of the tree were swapped out"
+        );
+        assert_eq!(
+            shmem + mc.swap_pages,
+            tmpfs,
+            "every tmpfs page is cached or swapped"
+        );
+        assert!(mc.stat["file"] / 4096 >= shmem);
+        // No file writeback: tmpfs is never dirty-accounted, and cc1 is only read.
+        assert_eq!(mc.stat["file_dirty"], 0);
+        assert_eq!(vm(&r, "nr_vmscan_immediate_reclaim"), 0);
+        assert!(vm(&r, "pgpgout") <= 4 * vm(&r, "pswpout"));
+        assert!(vm(&r, "workingset_refault_anon") > 0);
+    }
 }
 
 #[test]

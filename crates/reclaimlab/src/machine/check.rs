@@ -87,10 +87,11 @@ impl Machine {
         Ok(())
     }
 
-    /// Page-cache slots and folio owners point at each other; per-file and global counts hold.
+    /// Page-cache slots and folio owners point at each other; per-file and global counts hold;
+    /// tmpfs slots hold tmpfs folios or swap entries (never shadows), other files' slots never
+    /// swap entries.
     fn check_page_cache(&self) -> Result<(), String> {
-        let mut total = 0;
-        let mut dirty = 0;
+        let (mut total, mut dirty, mut shmem) = (0, 0, 0);
         for file in &self.files {
             let (mut pages, mut shadows, mut fdirty) = (0, 0, 0);
             for (idx, s) in file.slots.iter().enumerate() {
@@ -103,16 +104,31 @@ impl Machine {
                                 file: file.id,
                                 index: idx as u64,
                             })
+                            || !f.in_page_cache()
                         {
                             return Err(format!(
-                                "file {} slot {idx}: pfn {pfn} owned by {:?}",
+                                "file {} slot {idx}: pfn {pfn} owned by {:?} (flags {:#x})",
                                 file.id,
-                                f.owner()
+                                f.owner(),
+                                f.flags
                             ));
                         }
-                        fdirty += f.test(pg::DIRTY) as u64;
+                        if f.is_shmem() != file.shmem {
+                            return Err(format!(
+                                "file {} slot {idx}: pfn {pfn} PG_swapbacked {} on tmpfs {}",
+                                file.id,
+                                f.is_shmem(),
+                                file.shmem
+                            ));
+                        }
+                        fdirty += (f.test(pg::DIRTY) && !file.shmem) as u64;
+                        shmem += file.shmem as u64;
+                    }
+                    Slot::Shadow(_) if file.shmem => {
+                        return Err(format!("tmpfs file {} slot {idx} holds a shadow", file.id));
                     }
                     Slot::Shadow(_) => shadows += 1,
+                    Slot::Swap(slot) => self.check_file_swap_entry(file, idx as u64, slot)?,
                     Slot::Empty => {}
                 }
             }
@@ -131,6 +147,12 @@ impl Machine {
                 self.wb.nr_file_pages, self.wb.nr_dirty
             ));
         }
+        if shmem != self.wb.nr_shmem {
+            return Err(format!(
+                "NR_SHMEM {} but {shmem} tmpfs pages found",
+                self.wb.nr_shmem
+            ));
+        }
         let wb = self.folios.iter().filter(|f| f.test(pg::WRITEBACK)).count() as u64;
         if wb != self.wb.nr_writeback {
             return Err(format!(
@@ -141,12 +163,50 @@ impl Machine {
         self.check_memcg_wb_stats()?;
         for (pfn, f) in self.folios.iter().enumerate() {
             if let Owner::File { file, index } = f.owner() {
-                if self.files[file as usize].slots[index as usize] != Slot::Page(pfn as u32) {
+                let want = match f.in_page_cache() {
+                    true => Slot::Page(pfn as u32),
+                    false => Slot::Swap(f.swap.wrapping_sub(1)),
+                };
+                if self.files[file as usize].slots[index as usize] != want {
                     return Err(format!("pfn {pfn} claims file {file} index {index}"));
                 }
             }
         }
         Ok(())
+    }
+
+    /// A swap entry in a file's slot: the file is on tmpfs, the swap slot is in use, and if it
+    /// is in the swap cache its folio is that tmpfs page (off the page cache, PG_swapcache).
+    fn check_file_swap_entry(&self, file: &super::File, idx: u64, slot: u32) -> Result<(), String> {
+        if !file.shmem {
+            return Err(format!(
+                "file {} slot {idx}: swap entry in a non-tmpfs file",
+                file.id
+            ));
+        }
+        match self.swap.slots.get(slot as usize) {
+            Some(SwapSlot::Stored(_)) => Ok(()),
+            Some(&SwapSlot::Cached(pfn)) => {
+                let f = &self.folios[pfn as usize];
+                let owner = Owner::File {
+                    file: file.id,
+                    index: idx,
+                };
+                if f.owner() != owner || !f.is_shmem() || f.in_page_cache() {
+                    return Err(format!(
+                        "file {} slot {idx}: swap slot {slot} caches pfn {pfn} of {:?} (flags {:#x})",
+                        file.id,
+                        f.owner(),
+                        f.flags
+                    ));
+                }
+                Ok(())
+            }
+            _ => Err(format!(
+                "file {} slot {idx}: swap entry {slot} is not in use",
+                file.id
+            )),
+        }
     }
 
     /// Every mapcount equals the PTEs pointing at the folio; rss and swapents add up.
@@ -230,12 +290,49 @@ impl Machine {
                 SwapSlot::Stored(_) => used += 1,
             }
         }
+        self.check_swap_references()?;
         if used + self.swap.nr_free() != self.swap.total() {
             return Err(format!(
                 "swap: {used} used + {} free != {}",
                 self.swap.nr_free(),
                 self.swap.total()
             ));
+        }
+        Ok(())
+    }
+
+    /// Every swap entry (an anon swap PTE or a tmpfs slot) names a used slot, no slot is named
+    /// twice (no fork, one slot per tmpfs page), and a slot only on the device is named.
+    fn check_swap_references(&self) -> Result<(), String> {
+        let mut refs = vec![0u32; self.swap.slots.len()];
+        let entries = self
+            .procs
+            .iter()
+            .flat_map(|p| p.vmas.iter().flat_map(|v| v.ptes.iter()))
+            .filter(|pte| pte.is_swap())
+            .map(|pte| pte.swap_slot());
+        let tmpfs = self
+            .files
+            .iter()
+            .flat_map(|f| f.slots.iter())
+            .filter_map(|s| match s {
+                Slot::Swap(slot) => Some(*slot),
+                _ => None,
+            });
+        for slot in entries.chain(tmpfs) {
+            match refs.get_mut(slot as usize) {
+                Some(r) if self.swap.slots[slot as usize] != SwapSlot::Free => *r += 1,
+                _ => return Err(format!("swap entry {slot} names a free slot")),
+            }
+        }
+        for (slot, s) in self.swap.slots.iter().enumerate() {
+            let want_named = matches!(s, SwapSlot::Stored(_));
+            if refs[slot] > 1 || (want_named && refs[slot] == 0) {
+                return Err(format!(
+                    "swap slot {slot} ({s:?}) named {} times",
+                    refs[slot]
+                ));
+            }
         }
         Ok(())
     }
@@ -270,21 +367,22 @@ impl Machine {
 }
 
 impl Machine {
-    /// Each memcg's hierarchical file, dirty and writeback counts equal its folios'.
+    /// Each memcg's hierarchical file, dirty, writeback and shmem counts equal its folios'.
     fn check_memcg_wb_stats(&self) -> Result<(), String> {
-        let mut want = vec![[0u64; 3]; self.memcgs.len()];
+        let mut want = vec![[0u64; 4]; self.memcgs.len()];
         for f in &self.folios {
-            let file = matches!(f.owner(), Owner::File { .. });
+            let file = f.in_page_cache();
             let add = [
                 file as u64,
-                (file && f.test(pg::DIRTY)) as u64,
+                (file && !f.is_shmem() && f.test(pg::DIRTY)) as u64,
                 f.test(pg::WRITEBACK) as u64,
+                (file && f.is_shmem()) as u64,
             ];
-            if add == [0; 3] || f.owner() == Owner::Free {
+            if add == [0; 4] || f.owner() == Owner::Free {
                 continue;
             }
             for c in self.memcg_ancestors(f.memcg) {
-                for k in 0..3 {
+                for k in 0..4 {
                     want[c as usize][k] += add[k];
                 }
             }
@@ -292,7 +390,7 @@ impl Machine {
         for (c, w) in want.iter().enumerate() {
             if *w != self.memcgs[c].wb_stat {
                 return Err(format!(
-                    "memcg {c} file/dirty/writeback {:?} but folios say {w:?}",
+                    "memcg {c} file/dirty/writeback/shmem {:?} but folios say {w:?}",
                     self.memcgs[c].wb_stat
                 ));
             }

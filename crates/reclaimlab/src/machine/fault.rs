@@ -122,7 +122,13 @@ impl Machine {
         let memcg = self.procs[pid as usize].memcg;
         let node = self.local_node();
         let pfn = self.alloc_page(pol, node)?;
-        let swapbacked = matches!(owner, Owner::Anon { .. });
+        // PG_swapbacked: anon folios, and tmpfs folios (`shmem_alloc_folio` →
+        // `__folio_set_swapbacked`).
+        let swapbacked = match owner {
+            Owner::Anon { .. } => true,
+            Owner::File { file, .. } => self.file_is_shmem(file),
+            _ => false,
+        };
         let flags = if swapbacked { pg::SWAPBACKED } else { 0 };
         self.folios[pfn as usize] = Folio::new(owner, memcg, self.folios[pfn as usize].node, flags);
         if !self.try_charge(pol, memcg, 1) {
@@ -343,6 +349,12 @@ impl Machine {
         write: bool,
         req: u64,
     ) -> Option<AccessOutcome> {
+        if self.file_is_shmem(file) {
+            return match write {
+                true => self.shmem_write(pol, pid, file, index),
+                false => self.shmem_read(pol, pid, file, index),
+            };
+        }
         self.ensure_file_size(file, index);
         let (pfn, hit) = match self.files[file as usize].slots[index as usize] {
             Slot::Page(pfn) => (pfn, true),
@@ -415,9 +427,7 @@ impl Machine {
         let f = &mut self.files[file as usize];
         let old = std::mem::replace(&mut f.slots[index as usize], Slot::Page(pfn));
         f.nr_pages += 1;
-        self.wb.nr_file_pages += 1;
-        let memcg = self.folios[pfn as usize].memcg;
-        self.memcg_wb_stat_add(memcg, super::writeback::WbStat::FilePages, 1);
+        self.account_page_cache(pfn, 1);
         if let Slot::Shadow(shadow) = old {
             self.files[file as usize].nr_shadows -= 1;
             if refault {
@@ -452,10 +462,10 @@ impl Machine {
             let was_dirty = v.ptes[index as usize].dirty();
             v.touch(index, write);
             if write && !was_dirty {
-                // Write-protect fault on a clean shared page: do_page_mkwrite dirties it.
+                // Write-protect fault on a clean shared page: do_page_mkwrite dirties it
+                // (tmpfs has no ->page_mkwrite: wp_page_shared only dirties it).
                 self.count_fault(pid, false);
-                let newly = self.folio_mark_dirty(pfn);
-                self.balance_dirty_pages_ratelimited(pid, newly);
+                self.dirty_file_folio(pid, pfn);
             }
             return Some(AccessOutcome {
                 hit: true,
@@ -472,6 +482,9 @@ impl Machine {
                 hit: true,
                 major: false,
             });
+        }
+        if self.file_is_shmem(file) {
+            return self.shmem_fault(pol, pid, vma, file, index, write);
         }
         // filemap_fault, with readahead (machine/readahead.rs).
         let (pfn, hit) = match self.files[file as usize].slots[index as usize] {
@@ -493,10 +506,59 @@ impl Machine {
             self.filemap_fault_hit(pol, pid, vma, file, index, pfn);
         }
         if write && shared {
-            let newly = self.folio_mark_dirty(pfn);
-            self.balance_dirty_pages_ratelimited(pid, newly);
+            self.dirty_file_folio(pid, pfn);
         }
         Some(AccessOutcome { hit, major: !hit })
+    }
+
+    /// `folio_mark_dirty` by a task, then `balance_dirty_pages_ratelimited`, which returns at
+    /// once for a mapping that cannot write back (tmpfs: no BDI_CAP_WRITEBACK).
+    fn dirty_file_folio(&mut self, pid: u32, pfn: Pfn) {
+        let newly = self.folio_mark_dirty(pfn);
+        if !self.folios[pfn as usize].is_shmem() {
+            self.balance_dirty_pages_ratelimited(pid, newly);
+        }
+    }
+
+    /// `shmem_fault` (after fault-around, which tmpfs has: `filemap_map_pages`): the folio
+    /// from the page cache, from swap (major) or a new zeroed one; no readahead.
+    fn shmem_fault(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        file: u32,
+        index: u64,
+        write: bool,
+    ) -> Option<AccessOutcome> {
+        let shared = self.procs[pid as usize].vmas[vma as usize].flags & vm::SHARED != 0;
+        let orig = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+        let got = self
+            .shmem_get_folio(pol, pid, file, index, super::shmem::Sgp::Cache)?
+            .expect("SGP_CACHE allocates");
+        self.count_fault(pid, got.major);
+        let now = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+        if now != orig {
+            // Another thread mapped it while this one reclaimed: its fault is done.
+            return self.access_mapped_file(pol, pid, vma, file, index, write);
+        }
+        if write && !shared {
+            self.map_folio(pid, vma, index, got.pfn, false);
+            return self
+                .cow_private_file_page(pol, pid, vma, index, got.pfn)
+                .map(|o| AccessOutcome {
+                    hit: got.cached,
+                    major: got.major || o.major,
+                });
+        }
+        self.map_folio(pid, vma, index, got.pfn, write && shared);
+        if write && shared {
+            self.dirty_file_folio(pid, got.pfn);
+        }
+        Some(AccessOutcome {
+            hit: got.cached,
+            major: got.major,
+        })
     }
 
     /// `do_wp_page` on a private file mapping: copy the page-cache page into a new anon folio.

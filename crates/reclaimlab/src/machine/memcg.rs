@@ -35,7 +35,7 @@ pub struct Memcg {
     pub heat: Vec<super::memcg_walk::HeatState>,
     /// Hierarchical NR_FILE_PAGES, NR_FILE_DIRTY and NR_WRITEBACK (pages) of this memcg and
     /// its descendants, for its dirty-throttling domain (`mem_cgroup_wb_stats`).
-    pub wb_stat: [u64; 3],
+    pub wb_stat: [u64; 4],
     /// `wb->dirty_exceeded` of this memcg's writeback (the root's is the global wb's): a
     /// domain was over its dirty threshold at the last `balance_dirty_pages`.
     pub dirty_exceeded: bool,
@@ -61,7 +61,7 @@ impl Memcg {
             events: Counters::default(),
             local_pages: 0,
             heat: Vec::new(),
-            wb_stat: [0; 3],
+            wb_stat: [0; 4],
             dirty_exceeded: false,
         }
     }

@@ -20,6 +20,7 @@ pub mod memcg_walk;
 pub mod mm;
 pub mod psi;
 pub mod readahead;
+pub mod shmem;
 pub mod swap;
 pub mod vmscan;
 pub mod writeback;
@@ -237,6 +238,17 @@ impl Folio {
     pub fn is_anon(&self) -> bool {
         self.owner_tag & TAG_KIND == TAG_ANON
     }
+    /// A tmpfs folio (`shmem_mapping(folio->mapping)`): a file folio with PG_swapbacked.
+    #[inline]
+    pub fn is_shmem(&self) -> bool {
+        self.owner_tag & TAG_KIND == TAG_FILE && self.test(pg::SWAPBACKED)
+    }
+    /// In its file's page cache: a file folio, not a tmpfs folio moved to the swap cache by
+    /// `shmem_writepage` (its owner stays the file, its slot holds the swap entry).
+    #[inline]
+    pub fn in_page_cache(&self) -> bool {
+        self.owner_tag & TAG_KIND == TAG_FILE && !self.test(pg::SWAPCACHE)
+    }
 }
 
 /// Watermarks of a node's single zone (`__setup_per_zone_wmarks`).
@@ -298,6 +310,10 @@ pub struct File {
     /// Every (pid, vma) mapping this file: the `i_mmap` tree of rmap_walk_file.
     pub mmaps: Vec<(u32, u16)>,
     pub size_pages: u64,
+    /// A tmpfs file (`shmem_mapping`): its folios are swap-backed, and reclaim moves them to
+    /// swap, leaving the swap entry in their slot ([`Slot::Swap`]), instead of writing them
+    /// back (mm/shmem.c).
+    pub shmem: bool,
 }
 
 /// One xarray slot of a page cache or the swap cache.
@@ -306,6 +322,9 @@ pub enum Slot {
     Empty,
     Page(Pfn),
     Shadow(u64),
+    /// A tmpfs page swapped out: the swap entry `shmem_writepage` stored in place of the folio
+    /// (`swp_to_radix_entry`); the folio may still be in the swap cache.
+    Swap(u32),
 }
 
 /// The context doing the current work: which task, CPU, and the simulated time it has spent.
@@ -672,6 +691,11 @@ impl Machine {
 
     /// Creates a file of `size_pages` pages (its page cache starts empty).
     pub fn create_file(&mut self, name: &str, size_pages: u64) -> u32 {
+        self.create_file_on(name, size_pages, false)
+    }
+
+    /// Creates a file of `size_pages` pages on tmpfs (`shmem`) or on the file device.
+    pub fn create_file_on(&mut self, name: &str, size_pages: u64, shmem: bool) -> u32 {
         let id = self.files.len() as u32;
         self.files.push(File {
             id,
@@ -684,8 +708,14 @@ impl Machine {
             dirtied_when: 0,
             mmaps: Vec::new(),
             size_pages,
+            shmem,
         });
         id
+    }
+
+    /// Some file is on tmpfs (the shmem counters are reported only then).
+    pub fn has_shmem(&self) -> bool {
+        self.files.iter().any(|f| f.shmem)
     }
 
     /// Grows a file so that `index` is inside it (writes past EOF extend it).

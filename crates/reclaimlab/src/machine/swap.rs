@@ -171,7 +171,8 @@ impl Machine {
         let Some(slot) = f.swap.checked_sub(1) else {
             return;
         };
-        if f.test(pg::WRITEBACK) {
+        // folio_swapped: a tmpfs folio's entry is also held by its file's slot.
+        if f.test(pg::WRITEBACK) || f.is_shmem() {
             return;
         }
         self.swap_slot_release(slot);

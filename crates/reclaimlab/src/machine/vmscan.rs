@@ -289,6 +289,10 @@ fn pageout_dirty(
         stat.nr_pageout += 1;
         return Some(Fate::Keep);
     }
+    if f.is_shmem() && !f.test(pg::SWAPCACHE) && !m.shmem_writepage(pfn) {
+        // shmem_writepage's "redirty": AOP_WRITEPAGE_ACTIVATE.
+        return Some(Fate::Activate);
+    }
     m.folios[pfn as usize].set(pg::RECLAIM);
     match m.swap_writepage(pfn) {
         SwapWrite::Activate => {
@@ -317,16 +321,21 @@ fn remove_mapping(m: &mut Machine, pol: &mut dyn Policy, pfn: Pfn, sc: &ScanCont
         return false;
     }
     match f.owner() {
-        Owner::File { file, index } => {
-            let shadow = pol.workingset_eviction(m, pfn, sc.target_mem_cgroup);
+        Owner::File { file, index } if f.in_page_cache() => {
+            // Only file-LRU folios leave a shadow; a clean tmpfs folio (a hole read through
+            // a mapping, never written) leaves its slot empty.
+            let entry = match f.is_file_lru() {
+                true => Slot::Shadow(pol.workingset_eviction(m, pfn, sc.target_mem_cgroup)),
+                false => Slot::Empty,
+            };
+            m.account_page_cache(pfn, -1);
             let fl = &mut m.files[file as usize];
-            fl.slots[index as usize] = Slot::Shadow(shadow);
+            fl.slots[index as usize] = entry;
             fl.nr_pages -= 1;
-            fl.nr_shadows += 1;
-            m.wb.nr_file_pages -= 1;
-            m.memcg_wb_stat_add(f.memcg, super::writeback::WbStat::FilePages, -1);
+            fl.nr_shadows += matches!(entry, Slot::Shadow(_)) as u64;
         }
-        Owner::Anon { .. } => {
+        // An anon folio, or a tmpfs folio `shmem_writepage` moved to the swap cache.
+        Owner::Anon { .. } | Owner::File { .. } => {
             let Some(slot) = f.swap.checked_sub(1) else {
                 return false;
             };

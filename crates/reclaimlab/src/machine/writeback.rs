@@ -10,8 +10,10 @@ pub struct WritebackState {
     /// NR_FILE_DIRTY and NR_WRITEBACK (pages).
     pub nr_dirty: u64,
     pub nr_writeback: u64,
-    /// NR_FILE_PAGES: page-cache pages.
+    /// NR_FILE_PAGES: page-cache pages (tmpfs pages included).
     pub nr_file_pages: u64,
+    /// NR_SHMEM: tmpfs pages in the page cache (in NR_FILE_PAGES, not on the file LRU).
+    pub nr_shmem: u64,
     /// A WB_REASON_VMSCAN / background request is pending: write everything dirty now.
     pub start_all: bool,
     /// The flusher is scheduled to run (`wb_wakeup`).
@@ -26,6 +28,8 @@ pub enum WbStat {
     FilePages = 0,
     Dirty = 1,
     Writeback = 2,
+    /// NR_SHMEM of the memcg (memory.stat `shmem`).
+    Shmem = 3,
 }
 
 /// A dirty-throttling domain (`struct dirty_throttle_control`): the global one or a memcg's.
@@ -64,6 +68,11 @@ impl Machine {
             return false;
         }
         self.folios[pfn as usize].set(pg::DIRTY);
+        if f.is_shmem() {
+            // shmem_aops' noop_dirty_folio: PG_dirty only; tmpfs cannot write back
+            // (`mapping_can_writeback` is false), so nothing is accounted or tagged.
+            return false;
+        }
         if let Owner::File { file, index } = f.owner() {
             self.wb.nr_dirty += 1;
             self.memcg_wb_stat_add(f.memcg, WbStat::Dirty, 1);
@@ -82,6 +91,9 @@ impl Machine {
     /// The dirty counters of a page-cache folio that stops being dirty.
     pub fn account_clean(&mut self, pfn: Pfn) {
         let f = self.folios[pfn as usize];
+        if f.is_shmem() {
+            return;
+        }
         if let Owner::File { file, .. } = f.owner() {
             self.wb.nr_dirty -= 1;
             self.memcg_wb_stat_add(f.memcg, WbStat::Dirty, -1);
@@ -89,9 +101,10 @@ impl Machine {
         }
     }
 
-    /// `global_dirtyable_memory`: free pages plus file LRU pages.
+    /// `global_dirtyable_memory`: free pages plus file LRU pages (tmpfs pages are on the anon
+    /// LRU).
     pub fn dirtyable_memory(&self) -> u64 {
-        self.nr_free() + self.wb.nr_file_pages + 1
+        self.nr_free() + self.wb.nr_file_pages - self.wb.nr_shmem + 1
     }
 
     /// `domain_dirty_limits`: (bg_thresh, thresh) of the global domain.
@@ -141,7 +154,8 @@ impl Machine {
             return None;
         }
         let mc = &self.memcgs[memcg as usize];
-        let filepages = mc.wb_stat[WbStat::FilePages as usize];
+        // mem_cgroup_wb_stats counts the file LRU: tmpfs pages are on the anon LRU.
+        let filepages = mc.wb_stat[WbStat::FilePages as usize] - mc.wb_stat[WbStat::Shmem as usize];
         let mut dirty = mc.wb_stat[WbStat::Dirty as usize];
         if include_writeback {
             dirty += mc.wb_stat[WbStat::Writeback as usize];

@@ -97,6 +97,7 @@ pub(crate) fn runs_to_trace(runs: &[PageRun]) -> (TraceHeader, Vec<TraceRecord>)
     let header = TraceHeader {
         memcgs: Vec::new(),
         files: vec![(BLOCK_TRACE_FILE, file_pages, None)],
+        tmpfs: Vec::new(),
     };
     (header, records)
 }

@@ -51,6 +51,9 @@ pub struct TraceHeader {
     pub memcgs: Vec<(u16, String)>,
     /// File declarations `(id, size_pages, name)` in order of appearance.
     pub files: Vec<(u32, u64, Option<String>)>,
+    /// The ids of the declared files that are on tmpfs (`# tmpfs <id>`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tmpfs: Vec<u32>,
 }
 
 impl TraceHeader {

@@ -23,6 +23,10 @@
 //!   may be declared only once, and only before the first record that uses it. Records of a
 //!   declared file must have `page < size_pages`. An undeclared file's size is 1 + the largest
 //!   page any record uses.
+//! * **tmpfs declaration** `# tmpfs <id>`: file `id` (a u32, declared by an earlier `# file`
+//!   line, at most once) is on tmpfs: its pages are swap-backed and swapped out instead of
+//!   written back (docs/model.md §2, "tmpfs"). Added without a version change: a reader from
+//!   before it takes the line for a comment and replays the file as a regular one.
 //! * **comment**: any other line starting with `#` (including `#memcg`, `# memcgs ...`).
 //! * **record**: eight fields `<time_ns> <pid> <memcg> <kind> <object> <page> <op> <via>`,
 //!   and an optional ninth, `<req>`:
@@ -374,8 +378,27 @@ fn handle_line(
         let (id, size, name) = parse_file_declaration(body)?;
         decls.declare_file(id, size, name, line_no)?;
         header.files.push((id, size, name.map(str::to_owned)));
+    } else if let Some(body) = declaration_body(line, "tmpfs") {
+        let id = parse_tmpfs_declaration(body, header)?;
+        header.tmpfs.push(id);
     }
     Ok(None)
+}
+
+/// `# tmpfs <id>`: file `id`, declared on an earlier line, is on tmpfs (once per file).
+fn parse_tmpfs_declaration(body: &str, header: &TraceHeader) -> Result<u32, String> {
+    let id = parse_uint(body, "tmpfs file id", u32::MAX.into())
+        .map_err(|e| format!("bad tmpfs declaration (expected '# tmpfs <id>'): {e}"))?
+        as u32;
+    if !header.files.iter().any(|(f, _, _)| *f == id) {
+        return Err(format!(
+            "tmpfs declaration of file {id}, which no earlier '# file' line declares"
+        ));
+    }
+    if header.tmpfs.contains(&id) {
+        return Err(format!("file {id} declared tmpfs twice"));
+    }
+    Ok(id)
 }
 
 /// For `# <keyword> <body>` (or `# <keyword>` alone) returns the body; `None` for other lines.
@@ -596,6 +619,9 @@ fn header_text(header: &TraceHeader, decls: &mut Declarations) -> Result<String,
             Some(name) => writeln!(text, "# file {id} {size} {name}"),
             None => writeln!(text, "# file {id} {size}"),
         };
+    }
+    for id in &header.tmpfs {
+        let _ = writeln!(text, "# tmpfs {id}");
     }
     Ok(text)
 }

@@ -97,6 +97,7 @@ fn completed_header_names_root_and_sizes_every_file() {
     let header = TraceHeader {
         memcgs: vec![(3, "/a".into())],
         files: vec![(5, 100, Some("five".into()))],
+        tmpfs: Vec::new(),
     };
     let records = [
         file_record(0, 9, 4),
@@ -119,6 +120,7 @@ fn header_lookups() {
     let header = TraceHeader {
         memcgs: vec![(3, "/a".into())],
         files: vec![(5, 100, None)],
+        tmpfs: Vec::new(),
     };
     assert_eq!(header.memcg_path(0), Some("/"));
     assert_eq!(header.memcg_path(3), Some("/a"));

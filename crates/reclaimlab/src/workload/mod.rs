@@ -333,6 +333,10 @@ impl ProcSpec {
 pub struct FileSpec {
     pub name: String,
     pub pages: u64,
+    /// On tmpfs (shmem): its pages are swap-backed and are swapped out, not written back
+    /// (machine/shmem.rs). Its page cache starts empty: a read() of a page never written
+    /// reads zeros (a hole) and allocates nothing.
+    pub tmpfs: bool,
 }
 
 impl FileSpec {
@@ -340,6 +344,15 @@ impl FileSpec {
         FileSpec {
             name: name.into(),
             pages,
+            tmpfs: false,
+        }
+    }
+
+    /// A file of `pages` pages on tmpfs.
+    pub fn tmpfs(name: &str, pages: u64) -> FileSpec {
+        FileSpec {
+            tmpfs: true,
+            ..FileSpec::new(name, pages)
         }
     }
 }
@@ -1018,6 +1031,9 @@ pub fn write_trace<W: std::io::Write>(
             .iter()
             .enumerate()
             .map(|(i, f)| (i as u32, f.pages, Some(f.name.clone())))
+            .collect(),
+        tmpfs: (0..scn.files.len() as u32)
+            .filter(|&i| scn.files[i as usize].tmpfs)
             .collect(),
     };
     let memcg_of = |proc: usize| {

@@ -738,6 +738,7 @@ fn replay_scenario(
         }
         files[i].name = format!("file{id}");
         files[i].pages = files[i].pages.max(plan.file_pages(*id, *declared));
+        files[i].tmpfs = plan.header.tmpfs.contains(id);
     }
     let procs: Vec<ProcSpec> = plan
         .procs

@@ -46,12 +46,26 @@ fn target(draw: u8, sizes: &Sizes) -> (Target, u64) {
 
 /// The scenario on machine `m` (whose memcgs it sets: `/a` limited to `limit_pct` % of
 /// memory, `/b` unlimited).
+#[allow(dead_code)]
 pub fn scenario(
+    name: &str,
+    m: MachineConfig,
+    limit_pct: u64,
+    sizes: Sizes,
+    phases: Vec<PhaseDraw>,
+) -> Scenario {
+    scenario_on(name, m, limit_pct, sizes, phases, false)
+}
+
+/// [`scenario`] with its file on tmpfs if `tmpfs`.
+#[allow(dead_code)]
+pub fn scenario_on(
     name: &str,
     mut m: MachineConfig,
     limit_pct: u64,
     sizes: Sizes,
     phases: Vec<PhaseDraw>,
+    tmpfs: bool,
 ) -> Scenario {
     m.memcgs = vec![
         MemcgConfig::new("/a").with_max(m.total_pages() * limit_pct / 100),
@@ -102,6 +116,7 @@ pub fn scenario(
         files: vec![FileSpec {
             name: "f".into(),
             pages: sizes.file_pages,
+            tmpfs,
         }],
         procs,
         threads: threads

@@ -220,13 +220,15 @@ fn pr_rss_small(m: &Machine, pid: u32) -> bool {
     m.procs[pid as usize].rss < MIN_LRU_BATCH
 }
 
-/// `should_skip_vma`.
-fn skip_vma(flags: u32, kind: VmaKind, swappiness: u32, has_recency: bool) -> bool {
+/// `should_skip_vma`: a tmpfs mapping (`shmem_mapping`) is skipped as anon memory is, when
+/// the walk may not swap.
+fn skip_vma(m: &Machine, flags: u32, kind: VmaKind, swappiness: u32, has_recency: bool) -> bool {
     if !has_recency || flags & vm::LOCKED != 0 {
         return true;
     }
     match kind {
         VmaKind::Anon => swappiness == 0,
+        VmaKind::File { file } if m.file_is_shmem(file) => swappiness == 0,
         VmaKind::File { .. } => swappiness > MAX_SWAPPINESS,
     }
 }
@@ -245,7 +247,7 @@ fn walk_mm(
     let nonleaf = p.cfg.enabled & LRU_GEN_NONLEAF_YOUNG != 0;
     for vi in 0..m.procs[pid as usize].vmas.len() {
         let v = &m.procs[pid as usize].vmas[vi];
-        if skip_vma(v.flags, v.kind, swappiness, v.has_recency()) {
+        if skip_vma(m, v.flags, v.kind, swappiness, v.has_recency()) {
             continue;
         }
         let nr_pmds = v.pmd_young.len() as u64;

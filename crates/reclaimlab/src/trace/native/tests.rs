@@ -35,6 +35,7 @@ fn small() -> (TraceHeader, Vec<TraceRecord>) {
             (9, 4, None),
             (3, 10, Some("name with spaces".into())),
         ],
+        tmpfs: Vec::new(),
     };
     let records = vec![
         record(0, 100, 1, file(7, 0), Op::Read, Via::Fd),
@@ -411,6 +412,7 @@ fn writer_rejects_unreadable_records() {
     let h = TraceHeader {
         memcgs: vec![(1, "/a".into())],
         files: vec![(2, 4, None)],
+        tmpfs: Vec::new(),
     };
     let cases = [
         (
@@ -436,6 +438,7 @@ fn request_lengths_round_trip_and_are_written_only_when_not_1() {
     let h = TraceHeader {
         memcgs: vec![],
         files: vec![(7, 16, None)],
+        tmpfs: Vec::new(),
     };
     let mut records: Vec<TraceRecord> = (0..8)
         .map(|k| {
@@ -473,10 +476,12 @@ fn writer_rejects_unreadable_headers() {
     let memcgs = |m: Vec<(u16, &str)>| TraceHeader {
         memcgs: m.into_iter().map(|(i, p)| (i, p.to_owned())).collect(),
         files: vec![],
+        tmpfs: Vec::new(),
     };
     let named = |name: &str| TraceHeader {
         memcgs: vec![],
         files: vec![(1, 1, Some(name.to_owned()))],
+        tmpfs: Vec::new(),
     };
     let cases = [
         (
@@ -562,6 +567,7 @@ fn arb_header() -> impl Strategy<Value = TraceHeader> {
                 .into_iter()
                 .map(|(id, (size, name))| (id, size, name))
                 .collect(),
+            tmpfs: Vec::new(),
         }
     })
 }
@@ -643,4 +649,45 @@ fn file_pages_end_at_max_lfs_filesize() {
         .contains("larger than MAX_LFS_FILESIZE"));
     let r = record(0, 1, 0, file(3, 1 << 51), Op::Read, Via::Fd);
     assert!(write_native(Vec::new(), &TraceHeader::default(), &[r]).is_err());
+}
+
+// --- tmpfs declarations -----------------------------------------------------------------------
+
+#[test]
+fn a_tmpfs_declaration_marks_a_declared_file_and_round_trips() {
+    let text = "# reclaimlab-trace v1\n# file 3 8 tree\n# file 4 2\n# tmpfs 3\n0 1 0 f 3 0 w f\n";
+    let (header, records) = read_str(text).unwrap();
+    assert_eq!(header.tmpfs, vec![3]);
+    assert_eq!(write_to_string(&header, &records), text);
+}
+
+#[test]
+fn a_trace_without_tmpfs_declarations_has_no_tmpfs_file() {
+    let (header, _) = read_str(SMALL).unwrap();
+    assert!(header.tmpfs.is_empty());
+}
+
+#[test]
+fn bad_tmpfs_declarations_are_clear_errors() {
+    for (text, want) in [
+        (
+            "# reclaimlab-trace v1\n# tmpfs 3\n# file 3 8\n",
+            "no earlier '# file' line declares",
+        ),
+        (
+            "# reclaimlab-trace v1\n# file 3 8\n# tmpfs 3\n# tmpfs 3\n",
+            "declared tmpfs twice",
+        ),
+        (
+            "# reclaimlab-trace v1\n# file 3 8\n# tmpfs x\n",
+            "bad tmpfs declaration",
+        ),
+        (
+            "# reclaimlab-trace v1\n# file 3 8\n# tmpfs\n",
+            "bad tmpfs declaration",
+        ),
+    ] {
+        let err = read_str(text).unwrap_err();
+        assert!(err.contains(want), "{text:?}: {err}");
+    }
 }
