@@ -156,6 +156,11 @@ proptest! {
             // zram or no swap: every pgpgout is a swap write (7.x counts zram's too).
             prop_assert!(g("pgpgout") <= 4 * g("pswpout"));
         }
-        prop_assert!(g("workingset_activate_anon") <= g("workingset_refault_anon"));
+        // Activations are a subset of refaults, except under 6.1's MGLRU, whose `sort_folio`
+        // also counts a folio protected by its tier as activated: a tmpfs folio is swap-backed
+        // (anon type) and read() gives it refs, so it can be protected without refaulting.
+        if !(mglru && kernel == Kernel::V6_1) {
+            prop_assert!(g("workingset_activate_anon") <= g("workingset_refault_anon"));
+        }
     }
 }
