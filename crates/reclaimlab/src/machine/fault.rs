@@ -493,13 +493,8 @@ impl Machine {
         };
         self.count_fault(pid, !hit);
         if write && !shared {
-            self.map_folio(pid, vma, index, pfn, false);
-            return self
-                .cow_private_file_page(pol, pid, vma, index, pfn)
-                .map(|o| AccessOutcome {
-                    hit,
-                    major: !hit || o.major,
-                });
+            let fault = AccessOutcome { hit, major: !hit };
+            return self.cow_file_fault(pol, pid, vma, index, pfn, fault);
         }
         self.map_folio(pid, vma, index, pfn, write && shared);
         if hit {
@@ -543,13 +538,11 @@ impl Machine {
             return self.access_mapped_file(pol, pid, vma, file, index, write);
         }
         if write && !shared {
-            self.map_folio(pid, vma, index, got.pfn, false);
-            return self
-                .cow_private_file_page(pol, pid, vma, index, got.pfn)
-                .map(|o| AccessOutcome {
-                    hit: got.cached,
-                    major: got.major || o.major,
-                });
+            let fault = AccessOutcome {
+                hit: got.cached,
+                major: got.major,
+            };
+            return self.cow_file_fault(pol, pid, vma, index, got.pfn, fault);
         }
         self.map_folio(pid, vma, index, got.pfn, write && shared);
         if write && shared {
@@ -559,6 +552,25 @@ impl Machine {
             hit: got.cached,
             major: got.major,
         })
+    }
+
+    /// `do_cow_fault` after the page-cache folio was found (`fault`: how): the folio is
+    /// mapped, then copied into the task's own anon folio.
+    fn cow_file_fault(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        index: u64,
+        pfn: Pfn,
+        fault: AccessOutcome,
+    ) -> Option<AccessOutcome> {
+        self.map_folio(pid, vma, index, pfn, false);
+        self.cow_private_file_page(pol, pid, vma, index, pfn)
+            .map(|o| AccessOutcome {
+                hit: fault.hit,
+                major: fault.major || o.major,
+            })
     }
 
     /// `do_wp_page` on a private file mapping: copy the page-cache page into a new anon folio.
