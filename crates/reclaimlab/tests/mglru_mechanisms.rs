@@ -1182,6 +1182,34 @@ fn look_around_without_a_walker_activates_neighbours() {
     }
 }
 
+/// Look-around follows only the folio being checked (`lru_gen_look_around` is called from
+/// `folio_referenced_one`, which an unmapped folio never reaches): checking an unmapped folio
+/// right after the mapped target leaves the target's neighbours, young again, alone.
+#[test]
+fn look_around_does_not_repeat_for_an_unmapped_folio() {
+    for kernel in Kernel::ALL {
+        let (mut l, f, p) = look_around_lab(kernel);
+        let g = l.m.create_file("g", 1);
+        l.read_n(g, 0, 1);
+        l.drain();
+        let sc = ScanControl::new(32, None);
+        l.enter(0);
+        let t = l.page(f, 10);
+        l.pol.folio_check_references(&mut l.m, t, &sc);
+        l.drain();
+        for i in (0..64).filter(|&i| i != 10) {
+            l.load(p, f, i);
+        }
+        l.enter(0);
+        let unmapped = l.page(g, 0);
+        l.pol.folio_check_references(&mut l.m, unmapped, &sc);
+        for i in (0..64).filter(|&i| i != 10) {
+            assert!(young(&l, p, i), "{kernel} page {i}: young bit left alone");
+        }
+        l.check();
+    }
+}
+
 // ------------------------------------------------------------------------------------------
 // §5.5: sort_folio
 // ------------------------------------------------------------------------------------------

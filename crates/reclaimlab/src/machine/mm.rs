@@ -267,6 +267,8 @@ impl Machine {
     /// one reference per vma with a young PTE. `memcg` restricts the walk to mms of that subtree.
     pub fn folio_referenced(&mut self, pfn: Pfn, memcg: Option<u16>) -> Referenced {
         let mut r = Referenced::default();
+        // Look-around follows only the young PTEs of this walk.
+        self.young_ptes.clear();
         let folio = self.folios[pfn as usize];
         if folio.mapcount == 0 {
             return r;
@@ -274,7 +276,6 @@ impl Machine {
         let skip_no_recency = self.kernel.has(Behaviour::VmaHasRecency);
         let memcgs = &self.memcgs;
         let young_ptes = &mut self.young_ptes;
-        young_ptes.clear();
         let mut locked = false;
         let visited = rmap_walk_all(
             &mut self.procs,
