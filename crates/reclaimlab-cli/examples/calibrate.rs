@@ -2,7 +2,9 @@
 //! "measured here"): the real kernel's per-page cost of an anonymous write fault, of unmapping
 //! and freeing a page, of reclaiming a mapped clean page-cache page (MADV_PAGEOUT: isolation,
 //! `try_to_unmap`, `__remove_mapping`, free), of a cached `pread` of 4 KiB, and of each page
-//! fault-around maps beside the faulting one (`filemap_map_pages`).
+//! fault-around maps beside the faulting one (`filemap_map_pages`), and of unlinking one VMA
+//! from a file's reverse map at munmap (`free_pgtables` → `unlink_file_vma`, the
+//! `i_mmap_rwsem` write hold the model bounds by it).
 //!
 //! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
 //! measurement; 5 repetitions, the median is printed). Times are wall-clock on this host: use
@@ -126,6 +128,20 @@ fn cached_pread(file: &std::fs::File, len: usize) -> f64 {
     t.elapsed().as_nanos() as f64 / (len / PAGE) as f64
 }
 
+/// ns per munmap of an untouched one-page shared mapping of `file`: everything munmap does for
+/// a VMA besides zapping PTEs (the VMA's lookup and detach, `free_pgtables` with
+/// `unlink_file_vma` under `i_mmap_lock_write`, `remove_vma`), `count` times.
+fn vma_unlink(file: &std::fs::File, count: usize) -> f64 {
+    let maps: Vec<*mut u8> = (0..count)
+        .map(|_| map(PAGE, Some(file.as_raw_fd())))
+        .collect();
+    let t = Instant::now();
+    for &p in &maps {
+        unmap(p, PAGE);
+    }
+    t.elapsed().as_nanos() as f64 / count as f64
+}
+
 /// A tmpfs file of `len` bytes (/dev/shm: order-0 folios, unlike ext4's large ones) holding
 /// either every page or only the first page of each 16-page fault-around window.
 fn shm_file(len: usize, sparse: bool) -> std::fs::File {
@@ -185,7 +201,9 @@ fn main() {
     let mut out = Vec::new();
     let mut read = Vec::new();
     let mut around = Vec::new();
+    let mut unlink = Vec::new();
     for _ in 0..reps {
+        unlink.push(vma_unlink(&file, 4096));
         around.push(fault_around_per_page(len));
         let (f, z) = anon_fault_and_zap(len);
         fault.push(f);
@@ -219,5 +237,9 @@ fn main() {
     println!(
         "  fault-around, each neighbour mapped (tmpfs)      {:8.0} ns",
         median(around)
+    );
+    println!(
+        "  munmap of an untouched 1-page file mapping       {:8.0} ns (per VMA)",
+        median(unlink)
     );
 }

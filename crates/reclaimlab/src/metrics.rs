@@ -166,6 +166,13 @@ pub struct CpuResult {
     /// `lru_lock` while another context held it.
     #[serde(default)]
     pub lru_lock_wait_ns: u64,
+    /// Of the sleep time, the time rmap walks that may sleep (`try_to_unmap`,
+    /// `folio_mkclean`) waited for a munmap or exit holding the rmap lock for write; and how
+    /// many `folio_referenced` walks found it so held and returned -1 (`rwc.contended`).
+    #[serde(default)]
+    pub rmap_lock_wait_ns: u64,
+    #[serde(default)]
+    pub rmap_trylock_failed: u64,
     /// Task-to-task switches of a CPU, task migrations between CPUs, and tasks preempted at
     /// the end of their slice or by a woken task (`nr_switches`, `nr_migrations`).
     pub context_switches: u64,

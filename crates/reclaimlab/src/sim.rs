@@ -241,6 +241,8 @@ struct Thread {
     major: u64,
     marks: u64,
     killed: bool,
+    /// Its process's exit_mmap runs: the thread finishes at its next event.
+    exiting: bool,
     /// memcg control-file writes that failed (-EINVAL, -EAGAIN).
     write_errors: u64,
     done: bool,
@@ -811,6 +813,7 @@ impl Engine {
                 marks: 0,
                 killed: false,
                 write_errors: 0,
+                exiting: false,
                 done: false,
                 finish: 0,
                 hist: LatencyHist::default(),
@@ -1297,6 +1300,12 @@ impl Engine {
                 return self.run_access(be, i, t, a);
             }
         }
+        if self.threads[i].exiting {
+            let th = &mut self.threads[i];
+            th.done = true;
+            th.finish = t;
+            return true;
+        }
         loop {
             let pid = self.threads[i].pid;
             if self.threads[i].deadline.is_some_and(|d| t >= d) {
@@ -1348,7 +1357,13 @@ impl Engine {
                     continue;
                 }
                 Action::Exit => {
-                    self.exit_process(be, i, t);
+                    let end = self.exit_process(be, i, t);
+                    if end > t {
+                        // It finishes when exit_mmap is done.
+                        self.threads[i].exiting = true;
+                        self.push_thread(i, end);
+                        return false;
+                    }
                     let th = &mut self.threads[i];
                     th.done = true;
                     th.finish = t;
@@ -1481,15 +1496,21 @@ impl Engine {
     }
 
     /// `do_exit` of the thread's process: its mappings go (exit_mmap).
-    fn exit_process(&mut self, be: &mut Be<'_>, i: usize, t: u64) {
+    /// `do_exit` of the thread's process from `t`: its mappings go (exit_mmap, the exiting
+    /// task's kernel time); returns when it is done.
+    fn exit_process(&mut self, be: &mut Be<'_>, i: usize, t: u64) -> u64 {
         let ctx = self.ctx_for(i, t);
-        if let Be::Kernel { m, pol } = be {
-            if m.procs[ctx.pid as usize].alive {
-                m.ctx = ctx;
-                m.exit_mmap(&mut **pol, ctx.pid);
-                self.step_times.add(&m.ctx.times);
-            }
+        let Be::Kernel { m, pol } = be else {
+            return t;
+        };
+        if !m.procs[ctx.pid as usize].alive {
+            return t;
         }
+        m.ctx = ctx;
+        let end = m.exit_mmap(&mut **pol, ctx.pid, t);
+        m.spend_sys(end - t);
+        self.step_times.add(&m.ctx.times);
+        end
     }
 
     /// Requests (operations between OpBegin and OpEnd) of the run, if there were any.
@@ -1815,16 +1836,18 @@ impl Engine {
             Be::Kernel { m, pol } => {
                 m.ctx = ctx;
                 m.munmap_anon(&mut **pol, ctx.pid, start, len);
-                // zap_pte_range over the range.
+                // zap_pte_range over the range, free_pgtables' unlink of the VMA.
+                let unmap = len * m.cfg.cost.zap_pte_ns + m.cfg.cost.vma_unlink_ns;
                 self.step_times.add(&m.ctx.times);
-                self.step_times.sys_ns += len * m.cfg.cost.zap_pte_ns;
-                let elapsed = m.ctx.elapsed + len * m.cfg.cost.zap_pte_ns;
+                self.step_times.sys_ns += unmap;
+                let elapsed = m.ctx.elapsed + unmap;
                 self.psi_take_marks(be, i);
                 elapsed
             }
             Be::Textbook { cfg, .. } => {
-                self.step_times.sys_ns += len * cfg.cost.zap_pte_ns;
-                len * cfg.cost.zap_pte_ns
+                let unmap = len * cfg.cost.zap_pte_ns + cfg.cost.vma_unlink_ns;
+                self.step_times.sys_ns += unmap;
+                unmap
             }
         }
     }
@@ -1980,6 +2003,8 @@ impl Engine {
             c.kswapd_ns = m.kthreads.cpu.kswapd_ns;
             c.flusher_ns = m.kthreads.cpu.flusher_ns;
             c.lru_lock_wait_ns = m.lru_lock_wait_ns;
+            c.rmap_lock_wait_ns = m.rmap_lock_wait_ns;
+            c.rmap_trylock_failed = m.rmap_trylock_failed;
         }
         c
     }

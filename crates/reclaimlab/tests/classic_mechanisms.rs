@@ -372,6 +372,92 @@ fn mapped_folio_activates_only_when_young_on_two_consecutive_scans() {
     check(&m, &pol);
 }
 
+/// A file page mapped by `p` (young) and `q`; `q` then exits from `at`: returns the machine,
+/// the folio, `p` and when the exit is done. Its `free_pgtables` holds the anon_vma and then
+/// the file's `i_mmap_rwsem` for write, `vma_unlink_ns` each, after its one zapped entry.
+fn exit_during_reclaim(kernel: Kernel) -> (Machine, Classic, Pfn, u32, u64) {
+    let (mut m, mut pol) = machine(4096, kernel, SwapConfig::None);
+    let f = m.create_file("f", 8);
+    let p = m.create_process("p", 0, 0);
+    let q = m.create_process("q", 0, 0);
+    m.mmap_file(p, f, vm::SHARED);
+    m.mmap_file(q, f, vm::SHARED);
+    load_mapped(&mut m, &mut pol, p, f, 0);
+    drain(&mut m, &mut pol);
+    let pfn = page_of(&m, f, 0);
+    let at = m.now() + 1_000;
+    enter_at(&mut m, q, at);
+    let end = m.exit_mmap(&mut pol, q, at);
+    let cost = &m.cfg.cost;
+    assert_eq!(end, at + cost.zap_pte_ns + 2 * cost.vma_unlink_ns);
+    (m, pol, pfn, p, end)
+}
+
+/// Sets the context of the next operation: task `pid` on CPU 0 at time `t`.
+fn enter_at(m: &mut Machine, pid: u32, t: u64) {
+    m.ctx = Ctx {
+        now: t,
+        cpu: 0,
+        pid,
+        ..Default::default()
+    };
+}
+
+fn pte_young(m: &Machine, pid: u32, page: u64) -> bool {
+    m.procs[pid as usize].vmas[1].ptes[page as usize].young()
+}
+
+/// §3.2 "rmap lock contention: rotate": while an exit unlinks its VMA from the file's reverse
+/// map (`unlink_file_vma` holds `i_mmap_rwsem` for write), `folio_referenced`'s read trylock
+/// fails and returns -1: `shrink_folio_list` keeps the folio without looking at its PTEs (the
+/// young bit survives, PG_referenced is not set). Once the exit is done the first pass finds it
+/// young as usual and sets PG_referenced.
+#[test]
+fn rmap_lock_contention_keeps_the_folio_without_looking_at_its_ptes() {
+    for kernel in [Kernel::V6_1, Kernel::V6_12] {
+        let (mut m, mut pol, pfn, p, end) = exit_during_reclaim(kernel);
+        // From the start of the i_mmap_rwsem hold (isolation takes some of it).
+        let i_mmap_held_from = end - m.cfg.cost.vma_unlink_ns;
+        enter_at(&mut m, 0, i_mmap_held_from);
+        let mut sc = ScanControl::new(32, None);
+        let freed = pol.shrink_inactive_list(&mut m, 32, 0, 0, &mut sc, LRU_INACTIVE_FILE);
+        assert_eq!(freed, 0, "{kernel}");
+        assert_eq!(m.rmap_trylock_failed, 1, "{kernel}");
+        assert!(
+            has(&m, pfn, pg::LRU) && !has(&m, pfn, pg::ACTIVE),
+            "{kernel}"
+        );
+        assert!(!has(&m, pfn, pg::REFERENCED), "{kernel}: not looked at");
+        assert!(pte_young(&m, p, 0), "{kernel}: the young bit survives");
+
+        enter_at(&mut m, 0, end);
+        let mut sc = ScanControl::new(32, None);
+        let freed = pol.shrink_inactive_list(&mut m, 32, 0, 0, &mut sc, LRU_INACTIVE_FILE);
+        assert_eq!(freed, 0, "{kernel}");
+        assert_eq!(m.rmap_trylock_failed, 1, "{kernel}");
+        assert!(
+            has(&m, pfn, pg::REFERENCED),
+            "{kernel}: first young sighting"
+        );
+        assert!(!pte_young(&m, p, 0), "{kernel}");
+        check(&m, &pol);
+    }
+}
+
+/// `try_to_unmap` walks the reverse map with a lock that may sleep (`rwc.try_lock` unset):
+/// during the exit's write hold it sleeps until the hold ends, then unmaps.
+#[test]
+fn try_to_unmap_sleeps_until_an_exit_releases_the_mapping() {
+    let (mut m, pol, pfn, p, end) = exit_during_reclaim(Kernel::V6_12);
+    enter_at(&mut m, 0, end - 100);
+    assert!(m.try_to_unmap(pfn));
+    assert_eq!((m.ctx.times.sleep_ns, m.rmap_lock_wait_ns), (100, 100));
+    assert_eq!(m.now(), end + m.cfg.cost.rmap_pte_ns);
+    assert_eq!(m.folios[pfn as usize].mapcount, 0);
+    assert!(!m.procs[p as usize].vmas[1].ptes[0].is_present());
+    check(&m, &pol);
+}
+
 /// §3.2: two mappings that both referenced the folio (rp = 2) activate it on the first pass;
 /// so does one young mapping of a VM_EXEC file vma.
 #[test]

@@ -10,7 +10,7 @@ use reclaimlab::metrics::RunResult;
 use reclaimlab::policy::classic::Classic;
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
 use reclaimlab::workload::pattern::Pattern;
-use reclaimlab::workload::{Phase, ProcSpec, Scenario, Stream, Target, ThreadSpec};
+use reclaimlab::workload::{Phase, ProcSpec, Scenario, Script, Step, Stream, Target, ThreadSpec};
 
 fn go(scn: &Scenario, spec: &str, check: bool) -> RunResult {
     run(
@@ -430,4 +430,43 @@ fn folios_stay_on_the_node_of_their_frame() {
             "{spec}: the files do not fit"
         );
     }
+}
+
+/// A process that writes `pages` anonymous pages, then (if `exit`) exits.
+fn anon_writer_that_exits(pages: u64, exit: bool) -> Scenario {
+    let mut scn = file_writer(4096, None, 1);
+    scn.procs[0].anon_pages = pages;
+    let mut steps = vec![Step::Phase(Phase::new(
+        Pattern::Sequential { pages },
+        Target::Anon,
+        100,
+        pages,
+    ))];
+    if exit {
+        steps.push(Step::Exit);
+    }
+    scn.threads[0].stream = Stream::Script(Script {
+        setup: vec![],
+        steps,
+        rounds: 1,
+    });
+    scn
+}
+
+/// `exit_mmap` takes the exiting task's kernel time: `zap_pte_range` over every page it maps,
+/// then `free_pgtables` unlinking each VMA (here its one anonymous area); the thread finishes
+/// when that is done.
+#[test]
+fn an_exit_takes_the_time_of_its_zap_and_unlinks() {
+    let pages = 100;
+    let stay = go(&anon_writer_that_exits(pages, false), "classic", true);
+    let exit = go(&anon_writer_that_exits(pages, true), "classic", true);
+    let cost = reclaimlab::machine::config::CostProfile::default();
+    let exit_ns = pages * cost.zap_pte_ns + cost.vma_unlink_ns;
+    assert_eq!(
+        exit.threads[0].finish_ns,
+        stay.threads[0].finish_ns + exit_ns
+    );
+    assert_eq!(exit.cpu.sys_ns, stay.cpu.sys_ns + exit_ns);
+    assert_eq!(exit.accesses, stay.accesses);
 }

@@ -25,7 +25,7 @@ use reclaimlab::machine::vmscan::ScanControl;
 use reclaimlab::machine::{pg, Ctx, MachineConfig, MemcgConfig, Pfn, SwapConfig, Vm};
 use reclaimlab::policy::mglru::walk::{self, MM_LEAF_TOTAL, MM_NONLEAF_FOUND, MM_NONLEAF_TOTAL};
 use reclaimlab::policy::mglru::{positive_ctrl_err, CtrlPos, GenLruvec, MglruConfig, Switch};
-use reclaimlab::policy::Policy;
+use reclaimlab::policy::{FolioRef, Policy};
 
 mod common;
 use common::*;
@@ -1205,6 +1205,34 @@ fn look_around_does_not_repeat_for_an_unmapped_folio() {
         l.pol.folio_check_references(&mut l.m, unmapped, &sc);
         for i in (0..64).filter(|&i| i != 10) {
             assert!(young(&l, p, i), "{kernel} page {i}: young bit left alone");
+        }
+        l.check();
+    }
+}
+
+/// "rmap lock contention: rotate" in every era: while an exiting process's `free_pgtables`
+/// holds the file's `i_mmap_rwsem` for write, `folio_referenced` returns -1 and
+/// `folio_check_references` keeps the folio without looking at (or around) its PTEs.
+#[test]
+fn rmap_lock_contention_keeps_the_folio_without_a_look_around() {
+    for kernel in Kernel::ALL {
+        let (mut l, f, p) = look_around_lab(kernel);
+        let q = l.m.create_process("q", 0, 0);
+        l.m.mmap_file(q, f, vm::SHARED);
+        let t = l.page(f, 10);
+        l.enter(q);
+        let at = l.m.now();
+        let end = l.m.exit_mmap(&mut l.pol, q, at);
+        l.m.ctx = Ctx {
+            now: end - 1,
+            ..Default::default()
+        };
+        let sc = ScanControl::new(32, None);
+        let r = l.pol.folio_check_references(&mut l.m, t, &sc);
+        assert_eq!(r, FolioRef::Keep, "{kernel}");
+        assert_eq!(l.m.rmap_trylock_failed, 1, "{kernel}");
+        for i in 0..64 {
+            assert!(young(&l, p, i), "{kernel} page {i}: not looked at");
         }
         l.check();
     }

@@ -144,7 +144,10 @@ impl AgentSys for MachineSys<'_> {
 
     fn kill(&mut self, pid: u32) {
         if self.m.procs.get(pid as usize).is_some_and(|p| p.alive) {
-            self.write(|m, pol| m.exit_mmap(pol, pid));
+            self.write(|m, pol| {
+                let now = m.now();
+                m.exit_mmap(pol, pid, now);
+            });
         }
     }
 

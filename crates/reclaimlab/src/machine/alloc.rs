@@ -230,10 +230,7 @@ impl Machine {
             .events
             .add(Vm::OomKill, 1);
         self.oom_victims.push(victim);
-        let p = &self.procs[victim as usize];
-        self.procs[victim as usize].oom_exit_until =
-            now + (p.rss + p.swapents).max(1) * self.cfg.cost.zap_pte_ns;
-        self.exit_mmap(pol, victim);
+        self.procs[victim as usize].oom_exit_until = self.exit_mmap(pol, victim, now);
         if victim == self.ctx.pid {
             self.ctx.killed = true;
         }

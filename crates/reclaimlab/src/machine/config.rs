@@ -43,6 +43,10 @@ pub struct CostProfile {
     /// Mapping one more cached page during fault-around (`filemap_map_pages`: the xarray step,
     /// folio lock and reference, `set_pte_range`, the file rmap and counters).
     pub fault_around_page_ns: u64,
+    /// Unlinking one VMA at munmap or exit, besides its PTEs (`free_pgtables`: the reverse
+    /// map's `unlink_file_vma`/`unlink_anon_vmas`; `remove_vma`); the rmap lock's write hold
+    /// lasts this long (an upper bound).
+    pub vma_unlink_ns: u64,
 }
 
 impl Default for CostProfile {
@@ -62,6 +66,7 @@ impl Default for CostProfile {
             lru_lock_hold_ns: 50,
             writeback_page_ns: 1_000,
             fault_around_page_ns: 164,
+            vma_unlink_ns: 900,
         }
     }
 }

@@ -37,6 +37,15 @@ impl LockTimeline {
         }
         start
     }
+
+    /// The end of the hold covering `t`, if one does (a `down_read_trylock` at `t` of a
+    /// rwsem whose writers this timeline records fails).
+    pub fn held_at(&self, t: u64) -> Option<u64> {
+        self.holds
+            .iter()
+            .find(|&&(s, e)| s <= t && t < e)
+            .map(|&(_, e)| e)
+    }
 }
 
 impl Machine {
@@ -80,6 +89,16 @@ mod tests {
         let mut q = LockTimeline::default();
         let starts: Vec<u64> = (0..3).map(|_| q.acquire(0, 100)).collect();
         assert_eq!(starts, vec![0, 100, 200]);
+    }
+
+    #[test]
+    fn a_time_inside_a_hold_finds_it_held_until_its_end() {
+        let mut l = LockTimeline::default();
+        l.acquire(100, 50);
+        assert_eq!(l.held_at(99), None);
+        assert_eq!(l.held_at(100), Some(150));
+        assert_eq!(l.held_at(149), Some(150));
+        assert_eq!(l.held_at(150), None);
     }
 
     #[test]

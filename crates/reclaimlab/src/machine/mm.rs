@@ -175,6 +175,8 @@ pub struct Process {
     /// munmap holds `mmap_lock` for write until then (`mmap_write_lock` in `do_vmi_munmap`):
     /// `mmap_read_trylock` fails before it.
     pub mmap_write_until: u64,
+    /// The anon_vma root `rwsem`'s write holds (`rmap_lock.rs`).
+    pub anon_vma_lock: super::lru_lock::LockTimeline,
 }
 
 impl Process {
@@ -215,6 +217,9 @@ pub struct Referenced {
     pub referenced: u32,
     /// OR of the flags of the vmas that referenced it (and VM_LOCKED if a locked vma maps it).
     pub vm_flags: u32,
+    /// The rmap lock's read trylock failed and nothing was walked: the kernel's -1
+    /// (`rwc.contended`).
+    pub contended: bool,
 }
 
 impl Machine {
@@ -236,6 +241,7 @@ impl Machine {
             nr_dirtied: 0,
             nr_dirtied_pause: crate::consts::NR_DIRTIED_PAUSE_INIT,
             mmap_write_until: 0,
+            anon_vma_lock: Default::default(),
         });
         pid
     }
@@ -271,6 +277,10 @@ impl Machine {
         self.young_ptes.clear();
         let folio = self.folios[pfn as usize];
         if folio.mapcount == 0 {
+            return r;
+        }
+        if self.rmap_trylock_fails(pfn) {
+            r.contended = true;
             return r;
         }
         let skip_no_recency = self.kernel.has(Behaviour::VmaHasRecency);
@@ -317,6 +327,9 @@ impl Machine {
     /// nothing (file), moving PTE dirty bits to PG_dirty. Returns true when no mapping is left.
     pub fn try_to_unmap(&mut self, pfn: Pfn) -> bool {
         let folio = self.folios[pfn as usize];
+        if folio.mapcount > 0 {
+            self.rmap_lock_read(pfn);
+        }
         let swap_slot = folio.swap.checked_sub(1);
         let mut dirty = false;
         let mut unmapped_pids: Vec<u32> = Vec::new();
@@ -355,6 +368,10 @@ impl Machine {
 
     /// `folio_mkclean` on writeback: clear the dirty bit of every PTE mapping the folio.
     pub fn folio_mkclean(&mut self, pfn: Pfn) {
+        if self.folios[pfn as usize].mapcount == 0 {
+            return;
+        }
+        self.rmap_lock_read(pfn);
         let owner = self.folios[pfn as usize].owner();
         rmap_walk_pids(&mut self.procs, &self.files, pfn, owner, |pte, _, _| {
             pte.mkclean();
@@ -399,8 +416,40 @@ impl Machine {
         }
     }
 
-    /// Unmaps and frees everything a process maps (exit_mmap), e.g. after an OOM kill.
-    pub fn exit_mmap(&mut self, pol: &mut dyn Policy, pid: u32) {
+    /// `exit_mmap` of `pid`, from `at`: `unmap_vmas` unmaps and frees everything the process
+    /// maps (`zap_pte_ns` per mapped page or swap entry, done at once in the model), then
+    /// `free_pgtables` unlinks each VMA from the reverse map, holding the anon_vma's or the
+    /// file's rmap lock for write for `vma_unlink_ns` (`unlink_anon_vmas`, `unlink_file_vma`).
+    /// Returns when the exit is done; the caller charges the time.
+    pub fn exit_mmap(&mut self, pol: &mut dyn Policy, pid: u32, at: u64) -> u64 {
+        let p = &self.procs[pid as usize];
+        let zap = (p.rss + p.swapents).max(1) * self.cfg.cost.zap_pte_ns;
+        self.zap_all_vmas(pol, pid);
+        self.unlink_vmas(pid, at + zap)
+    }
+
+    /// `free_pgtables` of an exiting `pid` from `at`: each VMA leaves its reverse map under
+    /// the rmap lock's write hold, one after another; returns when the last is done.
+    fn unlink_vmas(&mut self, pid: u32, at: u64) -> u64 {
+        let hold = self.cfg.cost.vma_unlink_ns;
+        let mut t = at;
+        for vi in 0..self.procs[pid as usize].vmas.len() {
+            let v = &self.procs[pid as usize].vmas[vi];
+            let (kind, private) = (v.kind, v.flags & vm::SHARED == 0);
+            // unlink_anon_vmas: an anonymous VMA, or a private file one (its COW copies).
+            if private {
+                t = self.anon_vma_lock_write(pid, t, hold);
+            }
+            if let VmaKind::File { file } = kind {
+                t = self.i_mmap_lock_write(file, t, hold);
+            }
+        }
+        t
+    }
+
+    /// `unmap_vmas` of an exiting `pid`: every PTE zapped, the process gone from its files'
+    /// `i_mmap`.
+    fn zap_all_vmas(&mut self, pol: &mut dyn Policy, pid: u32) {
         let nvmas = self.procs[pid as usize].vmas.len();
         for vi in 0..nvmas {
             let n = self.procs[pid as usize].vmas[vi].ptes.len();
@@ -426,9 +475,11 @@ impl Machine {
     /// Unmaps and frees an anon range of a process (munmap of part of vma 0).
     pub fn munmap_anon(&mut self, pol: &mut dyn Policy, pid: u32, start: u64, len: u64) {
         let n = self.procs[pid as usize].vmas[0].ptes.len() as u64;
-        // mmap_lock is held for write while zap_pte_range runs over the range.
-        let hold = len.min(n.saturating_sub(start)) * self.cfg.cost.zap_pte_ns;
-        self.procs[pid as usize].mmap_write_until = self.now() + hold;
+        // mmap_lock is held for write while zap_pte_range runs over the range and
+        // free_pgtables unlinks the detached VMA (unlink_anon_vmas, anon_vma held for write).
+        let zap = len.min(n.saturating_sub(start)) * self.cfg.cost.zap_pte_ns;
+        let unlinked = self.anon_vma_lock_write(pid, self.now() + zap, self.cfg.cost.vma_unlink_ns);
+        self.procs[pid as usize].mmap_write_until = unlinked;
         for i in start..(start + len).min(n) {
             let pte = self.procs[pid as usize].vmas[0].ptes[i as usize];
             self.zap_pte(pol, pid, 0, i, pte);

@@ -20,6 +20,7 @@ pub mod memcg_walk;
 pub mod mm;
 pub mod psi;
 pub mod readahead;
+pub mod rmap_lock;
 pub mod shmem;
 pub mod swap;
 pub mod vmscan;
@@ -314,6 +315,8 @@ pub struct File {
     /// swap, leaving the swap entry in their slot ([`Slot::Swap`]), instead of writing them
     /// back (mm/shmem.c).
     pub shmem: bool,
+    /// `mapping->i_mmap_rwsem`'s write holds (`rmap_lock.rs`).
+    pub i_mmap_lock: lru_lock::LockTimeline,
 }
 
 /// One xarray slot of a page cache or the swap cache.
@@ -491,6 +494,10 @@ pub struct Machine {
     /// them.
     pub lru_locks: Vec<lru_lock::LockTimeline>,
     pub lru_lock_wait_ns: u64,
+    /// `folio_referenced` walks that found their rmap lock held for write and returned -1,
+    /// and the time sleeping rmap walks waited for such a writer (`rmap_lock.rs`).
+    pub rmap_trylock_failed: u64,
+    pub rmap_lock_wait_ns: u64,
 }
 
 impl Machine {
@@ -549,6 +556,8 @@ impl Machine {
             reclaim_iter: Default::default(),
             lru_locks: Vec::new(),
             lru_lock_wait_ns: 0,
+            rmap_trylock_failed: 0,
+            rmap_lock_wait_ns: 0,
             kernel,
             cfg,
         };
@@ -709,6 +718,7 @@ impl Machine {
             mmaps: Vec::new(),
             size_pages,
             shmem,
+            i_mmap_lock: Default::default(),
         });
         id
     }

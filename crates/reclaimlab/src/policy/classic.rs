@@ -792,6 +792,10 @@ impl Policy for Classic {
             m.folios[pfn as usize].set(pg::MLOCKED);
             return FolioRef::Activate;
         }
+        // rmap lock contention: rotate (PG_referenced already cleared, 6.1 and 6.12).
+        if r.contended {
+            return FolioRef::Keep;
+        }
         if r.referenced > 0 {
             m.folios[pfn as usize].set(pg::REFERENCED);
             if rf || r.referenced > 1 {

@@ -600,8 +600,10 @@ const KBUILD_UNTAR_BARRIER: u16 = 0;
 /// `untar` in `/build` writes the header tree and the sources (one write() per page; the
 /// tree is charged to `/build`, as when it is unpacked in the build's memcg, which the seed
 /// does not say), then the build starts: 2400 compile jobs (about defconfig's
-/// translation units), 96 at a time: job j starts when job j-96 exits (a barrier between the
-/// two, then the older one exits: `exit_mmap` frees its memory). Each job is a process
+/// translation units), 96 at a time: job j starts when job j-96 has exited (make's `wait4`
+/// returns once `do_exit` has run `exit_mm`, whose `exit_mmap` frees the job's memory, and then
+/// `exit_notify`: the older job's barrier step comes after its `Exit`, never reached, and its
+/// end releases the barrier). Each job is a process
 /// `cc-J` that maps the 32 MiB compiler binary (shared; touches 16 MiB of it), reads 8 MiB of
 /// headers (Zipf 0.9 over a shared 256 MiB header tree, one page per read()) and its own
 /// 48 KiB source (one read() of the whole file, as libcpp's `read_file_guts` reads
@@ -693,6 +695,7 @@ pub fn kernel_build(scale: f64) -> Scenario {
                 j as u64 * obj,
             )),
             Step::OpEnd,
+            Step::Exit,
         ];
         if j + KBUILD_PARALLEL < KBUILD_JOBS {
             steps.push(Step::Barrier {
@@ -700,7 +703,6 @@ pub fn kernel_build(scale: f64) -> Scenario {
                 parties: 2,
             });
         }
-        steps.push(Step::Exit);
         threads.push(thread(
             j,
             (j % KBUILD_PARALLEL) as u32,
@@ -721,11 +723,12 @@ pub fn kernel_build(scale: f64) -> Scenario {
             100,
             sources,
         )),
+        // The build starts once tar has exited (its end releases the barrier).
+        Step::Exit,
         Step::Barrier {
             group: KBUILD_UNTAR_BARRIER,
             parties: KBUILD_PARALLEL as u16 + 1,
         },
-        Step::Exit,
     ];
     threads.push(thread(KBUILD_JOBS, 0, script(vec![], untar, 1)));
     Scenario {

@@ -793,6 +793,10 @@ impl Policy for Mglru {
             return FolioRef::Activate;
         }
         if self.has(Behaviour::SetRefsOnPteYoung) {
+            // rmap lock contention: rotate, PG_referenced kept (7.x tests it after).
+            if r.contended {
+                return FolioRef::Keep;
+            }
             if r.referenced == 0 {
                 return FolioRef::Reclaim;
             }
@@ -803,6 +807,10 @@ impl Policy for Mglru {
             };
         }
         let rf = m.folios[pfn as usize].test_clear(pg::REFERENCED);
+        // rmap lock contention: rotate (PG_referenced already cleared, 6.1 and 6.12).
+        if r.contended {
+            return FolioRef::Keep;
+        }
         let file = f.is_file_lru();
         if r.referenced > 0 {
             m.folios[pfn as usize].set(pg::REFERENCED);
