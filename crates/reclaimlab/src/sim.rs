@@ -1611,13 +1611,13 @@ impl Engine {
     /// Thread `i`'s `reclaim_throttle` sleep ends at `end`: its time asleep is throttling.
     fn end_throttle_sleep(
         &mut self,
-        be: &mut Be<'_>,
+        m: Option<&mut Machine>,
         i: usize,
         sleep: &crate::machine::vmscan::ThrottleSleep,
         end: u64,
     ) {
         self.threads[i].times.throttled_ns += end - sleep.start;
-        if let Be::Kernel { m, .. } = be {
+        if let Some(m) = m {
             m.end_throttle_sleep(sleep, end);
         }
     }
@@ -1655,8 +1655,7 @@ impl Engine {
                     let removed = self.queue.remove(sleep.deadline, Ev::Thread(i as u32));
                     debug_assert!(removed, "a sleeping thread's event is at its deadline");
                     self.threads[i].throttle_sleep = None;
-                    self.threads[i].times.throttled_ns += end - sleep.start;
-                    m.end_throttle_sleep(&sleep, end);
+                    self.end_throttle_sleep(Some(&mut *m), i, &sleep, end);
                     self.push_thread(i, end);
                 }
             }
@@ -1667,7 +1666,11 @@ impl Engine {
     /// leaves its barriers and, if a worker, the run's count of live threads.
     fn thread_event(&mut self, be: &mut Be<'_>, i: usize, t: u64) {
         if let Some(sleep) = self.threads[i].throttle_sleep.take() {
-            self.end_throttle_sleep(be, i, &sleep, t);
+            let m = match be {
+                Be::Kernel { m, .. } => Some(&mut **m),
+                Be::Textbook { .. } => None,
+            };
+            self.end_throttle_sleep(m, i, &sleep, t);
         }
         if self.thread_ready(be, i, t) {
             self.depart_barriers(i, t);

@@ -572,10 +572,8 @@ pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut Scan
             shrink_zones(m, pol, sc);
             if let Some(node) = sc.isolated_throttle.take() {
                 m.begin_throttle_sleep(node, VmscanThrottle::Isolated, sc.target_mem_cgroup);
-                sc.resuming = true;
                 sc.isolated_stalled = true;
-                m.resume.reclaim = Some(sc.clone());
-                return 0;
+                return suspend_reclaim(m, sc);
             }
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
@@ -589,14 +587,10 @@ pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut Scan
             }
             if std::mem::take(&mut sc.noprogress_throttle) {
                 m.begin_throttle_sleep(0, VmscanThrottle::NoProgress, sc.target_mem_cgroup);
-                sc.resuming = true;
-                m.resume.reclaim = Some(sc.clone());
-                return 0;
+                return suspend_reclaim(m, sc);
             }
             if m.preempt_point(pol) {
-                sc.resuming = true;
-                m.resume.reclaim = Some(sc.clone());
-                return 0;
+                return suspend_reclaim(m, sc);
             }
         }
         for node in 0..m.nr_nodes() as u8 {
@@ -625,6 +619,14 @@ pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut Scan
         }
         return 0;
     }
+}
+
+/// The reclaimer yields (a throttle sleep, a preemption point) with its scan control saved in
+/// `resume`: when it runs again it goes on where it stopped. Returns the 0 it reports now.
+fn suspend_reclaim(m: &mut Machine, sc: &mut ScanControl) -> u64 {
+    sc.resuming = true;
+    m.resume.reclaim = Some(sc.clone());
+    0
 }
 
 /// `shrink_zones`: shrink_node on every node, then `consider_reclaim_throttle`.
