@@ -12,8 +12,6 @@
 //! Arguments: results dir, workload, kernel (6.1, 6.12, 7.2), mode (classic, mglru), first and
 //! last offset and step (default 0 0 1); `--cpus N` overrides the guest's vCPU count (and
 //! interleaving with it, as the harness sets it), `--lru-gen` prints the final lru_gen file.
-use reclaimlab::sim::{run, RunOptions};
-use reclaimlab::workload::Scenario;
 use reclaimlab_validate::{fidelity, load_cells, model, suite};
 
 fn main() {
@@ -49,17 +47,8 @@ fn main() {
             mc.max = mc.max.saturating_add_signed(d);
         }
         let max: Vec<u64> = m.memcgs.iter().map(|mc| mc.max).collect();
-        let scn = Scenario::from_trace(w.name, m, &h, &r).unwrap();
-        let pol = model::policy_for(c.kernel, c.mode, w.machine.min_ttl_ms);
-        let res = run(
-            &scn,
-            pol,
-            &RunOptions {
-                seed: 1,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let res =
+            model::run_model_on(w.name, m, w.machine.min_ttl_ms, &h, &r, c.kernel, c.mode).unwrap();
         let cn = fidelity::Counters::of(&res);
         println!(
             "offset {d:+} memory.max {max:?}: misses {} pgscan {} pgsteal {} pswpout {} \

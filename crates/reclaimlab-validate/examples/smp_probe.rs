@@ -24,17 +24,9 @@ fn main() {
             m.cost.cpu_access_ns *= slow;
             m.cost.minor_fault_ns *= slow;
             m.cost.fd_syscall_ns *= slow;
-            let scn = Scenario::from_trace(w.name, m, &h, &r).unwrap();
-            let pol = model::policy_for(c.kernel, c.mode, w.machine.min_ttl_ms);
-            let res = run(
-                &scn,
-                pol,
-                &RunOptions {
-                    seed: 1,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+            let res =
+                model::run_model_on(w.name, m, w.machine.min_ttl_ms, &h, &r, c.kernel, c.mode)
+                    .unwrap();
             let cn = fidelity::Counters::of(&res);
             line += &format!(
                 " | {label}: misses {} ({:+.1}%) pgscan {} pswpout {}",

@@ -169,8 +169,22 @@ pub fn run_model(
     mode: Mode,
 ) -> Result<RunResult, String> {
     let m = machine(spec, sizing, header);
+    run_model_on(name, m, spec.min_ttl_ms, header, records, kernel, mode)
+}
+
+/// Runs the model on a trace with the machine `m` (what [`machine`] gives, or a variant of
+/// it: other CPUs, other limits), seed 1 as in every cell.
+pub fn run_model_on(
+    name: &str,
+    m: MachineConfig,
+    min_ttl_ms: u64,
+    header: &TraceHeader,
+    records: &[TraceRecord],
+    kernel: KernelKey,
+    mode: Mode,
+) -> Result<RunResult, String> {
     let scn = Scenario::from_trace(name, m, header, records)?;
-    let policy = policy_for(kernel, mode, spec.min_ttl_ms);
+    let policy = policy_for(kernel, mode, min_ttl_ms);
     run(
         &scn,
         policy,
