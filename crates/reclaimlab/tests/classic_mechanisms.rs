@@ -11,174 +11,17 @@
 
 use reclaimlab::access::{Op, PageRef, Via};
 use reclaimlab::consts::{int_sqrt, Kernel, EVICTION_MASK, MAX_RECLAIM_RETRIES, PAGE_SHIFT};
-use reclaimlab::machine::fault::AccessOutcome;
 use reclaimlab::machine::mm::vm;
 use reclaimlab::machine::vmscan::ScanControl;
-use reclaimlab::machine::{
-    pg, Ctx, Machine, MachineConfig, MemcgConfig, Pfn, Slot, SwapConfig, Vm,
-};
+use reclaimlab::machine::{pg, Ctx, Machine, MachineConfig, MemcgConfig, Pfn, SwapConfig, Vm};
 use reclaimlab::policy::classic::{
     Classic, ScanBalance, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE,
 };
 use reclaimlab::policy::Policy;
 
-// ------------------------------------------------------------------------------------------
-// Helpers
-// ------------------------------------------------------------------------------------------
-
-/// A machine with one page per fault (no readahead or fault-around: tests/readahead.rs covers
-/// those), so that each test sees the pages it touches and no others.
-fn build(cfg: MachineConfig) -> (Machine, Classic) {
-    let m = Machine::new(cfg.one_page_per_fault()).expect("valid machine");
-    let pol = Classic::new(&m);
-    (m, pol)
-}
-
-fn machine(pages: u64, kernel: Kernel, swap: SwapConfig) -> (Machine, Classic) {
-    let mut cfg = MachineConfig::simple(pages);
-    cfg.kernel = kernel;
-    cfg.swap = swap;
-    build(cfg)
-}
-
-fn zram(pages: u64) -> SwapConfig {
-    SwapConfig::Zram {
-        size_pages: pages,
-        compress_ratio: 3.0,
-    }
-}
-
-/// Sets the context of the next operation: task `pid` on CPU 0, the clock moving on.
-fn enter(m: &mut Machine, pid: u32) {
-    let now = m.ctx.now + m.ctx.elapsed;
-    m.ctx = Ctx {
-        now,
-        cpu: 0,
-        pid,
-        ..Default::default()
-    };
-}
-
-fn access(
-    m: &mut Machine,
-    pol: &mut Classic,
-    pid: u32,
-    page: PageRef,
-    op: Op,
-    via: Via,
-) -> AccessOutcome {
-    enter(m, pid);
-    m.access(pol, pid, page, op, via)
-        .expect("the access completed")
-}
-
-/// A buffered read() of one page (filemap_read → folio_mark_accessed).
-fn read(m: &mut Machine, pol: &mut Classic, pid: u32, file: u32, page: u64) -> AccessOutcome {
-    access(m, pol, pid, PageRef::File { file, page }, Op::Read, Via::Fd)
-}
-
-/// Reads every page of `pages` once, then each again: the second pass activates them all (the
-/// reads of one page are never consecutive, so each counts as a touch, §2.2).
-fn read_twice(
-    m: &mut Machine,
-    pol: &mut Classic,
-    pid: u32,
-    file: u32,
-    pages: std::ops::Range<u64>,
-) {
-    assert!(
-        pages.end - pages.start != 1,
-        "a lone page would be re-read consecutively"
-    );
-    for _ in 0..2 {
-        for i in pages.clone() {
-            read(m, pol, pid, file, i);
-        }
-    }
-}
-
-/// A buffered write() of one page (no FGP_ACCESSED: the folio is dirtied, not marked accessed).
-fn write_fd(m: &mut Machine, pol: &mut Classic, pid: u32, file: u32, page: u64) {
-    access(
-        m,
-        pol,
-        pid,
-        PageRef::File { file, page },
-        Op::Write,
-        Via::Fd,
-    );
-}
-
-/// A load through the process's mapping of `file` (sets the PTE young bit).
-fn load_mapped(m: &mut Machine, pol: &mut Classic, pid: u32, file: u32, page: u64) {
-    access(
-        m,
-        pol,
-        pid,
-        PageRef::File { file, page },
-        Op::Read,
-        Via::Mmap,
-    );
-}
-
-/// A store to private anonymous memory.
-fn write_anon(m: &mut Machine, pol: &mut Classic, pid: u32, page: u64) {
-    access(m, pol, pid, PageRef::Anon { page }, Op::Write, Via::Mmap);
-}
-
-/// `lru_add_drain` on CPU 0.
-fn drain(m: &mut Machine, pol: &mut Classic) {
-    enter(m, 0);
-    m.lru_add_drain(pol);
-}
-
-fn page_of(m: &Machine, file: u32, page: u64) -> Pfn {
-    match m.files[file as usize].slots[page as usize] {
-        Slot::Page(pfn) => pfn,
-        s => panic!("file {file} page {page} is not resident: {s:?}"),
-    }
-}
-
-fn shadow_of(m: &Machine, file: u32, page: u64) -> u64 {
-    match m.files[file as usize].slots[page as usize] {
-        Slot::Shadow(s) => s,
-        s => panic!("file {file} page {page} holds no shadow entry: {s:?}"),
-    }
-}
-
-fn flags(m: &Machine, pfn: Pfn) -> u32 {
-    m.folios[pfn as usize].flags
-}
-
-fn has(m: &Machine, pfn: Pfn, flag: u32) -> bool {
-    m.folios[pfn as usize].test(flag)
-}
-
-/// The root lruvec's list sizes: [inactive_anon, active_anon, inactive_file, active_file,
-/// unevictable].
-fn lru(pol: &Classic) -> [u64; 5] {
-    pol.lru_pages(0, 0)
-}
-
-/// One `shrink_inactive_list` call of global direct reclaim at DEF_PRIORITY on the root lruvec.
-fn shrink_inactive(m: &mut Machine, pol: &mut Classic, list: usize, nr: u64) -> u64 {
-    enter(m, 0);
-    let mut sc = ScanControl::new(32, None);
-    pol.shrink_inactive_list(m, nr, 0, 0, &mut sc, list)
-}
-
-/// One `shrink_active_list` call of global direct reclaim on the root lruvec.
-fn shrink_active(m: &mut Machine, pol: &mut Classic, list: usize, nr: u64) {
-    enter(m, 0);
-    let mut sc = ScanControl::new(32, None);
-    pol.shrink_active_list(m, nr, 0, 0, &mut sc, list);
-}
-
-fn check(m: &Machine, pol: &Classic) {
-    if let Err(e) = m.check_invariants(pol) {
-        panic!("invariant violated: {e}");
-    }
-}
+mod common;
+use common::classic::*;
+use common::zram;
 
 /// get_scan_count's SCAN_FRACT weights, written out from classic-lru.md §4.7.
 fn spec_fraction(swappiness: u64, anon_cost: u64, file_cost: u64) -> [u64; 2] {
@@ -391,20 +234,6 @@ fn exit_during_reclaim(kernel: Kernel) -> (Machine, Classic, Pfn, u32, u64) {
     let cost = &m.cfg.cost;
     assert_eq!(end, at + cost.zap_pte_ns + 2 * cost.vma_unlink_ns);
     (m, pol, pfn, p, end)
-}
-
-/// Sets the context of the next operation: task `pid` on CPU 0 at time `t`.
-fn enter_at(m: &mut Machine, pid: u32, t: u64) {
-    m.ctx = Ctx {
-        now: t,
-        cpu: 0,
-        pid,
-        ..Default::default()
-    };
-}
-
-fn pte_young(m: &Machine, pid: u32, page: u64) -> bool {
-    m.procs[pid as usize].vmas[1].ptes[page as usize].young()
 }
 
 /// §3.2 "rmap lock contention: rotate": while an exit unlinks its VMA from the file's reverse

@@ -11,46 +11,23 @@ use reclaimlab::consts::Kernel;
 use reclaimlab::machine::fault::AccessOutcome;
 use reclaimlab::machine::mm::vm;
 use reclaimlab::machine::vmscan::ScanControl;
-use reclaimlab::machine::{
-    pg, Ctx, Machine, MachineConfig, MemcgConfig, Pfn, Slot, SwapConfig, Vm,
-};
+use reclaimlab::machine::{pg, Machine, MachineConfig, MemcgConfig, Slot, SwapConfig, Vm};
 use reclaimlab::policy::classic::{
     Classic, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE,
 };
 use reclaimlab::policy::Policy;
 
-fn zram(pages: u64) -> SwapConfig {
-    SwapConfig::Zram {
-        size_pages: pages,
-        compress_ratio: 3.0,
-    }
-}
-
-fn build(cfg: MachineConfig) -> (Machine, Classic) {
-    let m = Machine::new(cfg).expect("valid machine");
-    let pol = Classic::new(&m);
-    (m, pol)
-}
+mod common;
+use common::classic::*;
+use common::zram;
 
 /// A 6.1 machine of `pages` pages with `swap`, one page per fault.
-fn machine(pages: u64, swap: SwapConfig) -> (Machine, Classic) {
-    let mut cfg = MachineConfig::simple(pages);
-    cfg.kernel = Kernel::V6_1;
-    cfg.swap = swap;
-    build(cfg.one_page_per_fault())
+fn machine_6_1(pages: u64, swap: SwapConfig) -> (Machine, Classic) {
+    machine(pages, Kernel::V6_1, swap)
 }
 
-fn enter(m: &mut Machine, pid: u32) {
-    let now = m.ctx.now + m.ctx.elapsed;
-    m.ctx = Ctx {
-        now,
-        cpu: 0,
-        pid,
-        ..Default::default()
-    };
-}
-
-fn access(
+/// An access of `file`'s page `page` by `pid`.
+fn file_access(
     m: &mut Machine,
     pol: &mut Classic,
     pid: u32,
@@ -59,46 +36,12 @@ fn access(
     op: Op,
     via: Via,
 ) -> AccessOutcome {
-    enter(m, pid);
-    m.access(pol, pid, PageRef::File { file, page }, op, via)
-        .expect("the access completed")
-}
-
-fn write_fd(m: &mut Machine, pol: &mut Classic, pid: u32, file: u32, page: u64) {
-    access(m, pol, pid, file, page, Op::Write, Via::Fd);
-}
-
-fn read_fd(m: &mut Machine, pol: &mut Classic, pid: u32, file: u32, page: u64) -> AccessOutcome {
-    access(m, pol, pid, file, page, Op::Read, Via::Fd)
-}
-
-fn drain(m: &mut Machine, pol: &mut Classic) {
-    enter(m, 0);
-    m.lru_add_drain(pol);
-}
-
-fn shrink_inactive(m: &mut Machine, pol: &mut Classic, list: usize, nr: u64) -> u64 {
-    enter(m, 0);
-    let mut sc = ScanControl::new(32, None);
-    pol.shrink_inactive_list(m, nr, 0, 0, &mut sc, list)
-}
-
-fn page_of(m: &Machine, file: u32, page: u64) -> Pfn {
-    match m.files[file as usize].slots[page as usize] {
-        Slot::Page(pfn) => pfn,
-        s => panic!("file {file} page {page} is not resident: {s:?}"),
-    }
-}
-
-fn check(m: &Machine, pol: &Classic) {
-    if let Err(e) = m.check_invariants(pol) {
-        panic!("invariant violated: {e}");
-    }
+    access(m, pol, pid, PageRef::File { file, page }, op, via)
 }
 
 /// A machine with a tmpfs file `t` of `n` pages written by process `p` (drained to the LRU).
 fn written_tmpfs(n: u64, swap: SwapConfig) -> (Machine, Classic, u32, u32) {
-    let (mut m, mut pol) = machine(1024, swap);
+    let (mut m, mut pol) = machine_6_1(1024, swap);
     let t = m.create_file_on("t", n, true);
     let p = m.create_process("p", 0, 0);
     for i in 0..n {
@@ -137,7 +80,7 @@ fn a_tmpfs_folio_is_charged_to_the_writers_memcg_as_page_cache() {
     let mut cfg = MachineConfig::simple(1024);
     cfg.swap = zram(64);
     cfg.memcgs = vec![MemcgConfig::new("/a")];
-    let (mut m, mut pol) = build(cfg.one_page_per_fault());
+    let (mut m, mut pol) = build(cfg);
     let a = m.memcg_by_path("/a").unwrap();
     let t = m.create_file_on("t", 8, true);
     let p = m.create_process("p", a, 0);
@@ -198,7 +141,7 @@ fn a_tmpfs_refault_reads_from_swap_and_counts_as_an_anon_refault() {
     let (mut m, mut pol, t, p) = written_tmpfs(4, zram(64));
     let free_swap = m.swap.nr_free();
     shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 32);
-    let out = read_fd(&mut m, &mut pol, p, t, 2);
+    let out = read(&mut m, &mut pol, p, t, 2);
     assert!(out.major && !out.hit);
     assert_eq!(m.vm.get(Vm::Pswpin), 1);
     assert_eq!(m.vm.get(Vm::WorkingsetRefaultAnon), 1);
@@ -213,12 +156,12 @@ fn a_tmpfs_refault_reads_from_swap_and_counts_as_an_anon_refault() {
 
 #[test]
 fn a_mapped_tmpfs_page_faults_back_from_swap_as_a_major_fault() {
-    let (mut m, mut pol) = machine(1024, zram(64));
+    let (mut m, mut pol) = machine_6_1(1024, zram(64));
     let t = m.create_file_on("t", 4, true);
     let p = m.create_process("p", 0, 0);
     m.mmap_file(p, t, vm::SHARED);
     for i in 0..4 {
-        access(&mut m, &mut pol, p, t, i, Op::Write, Via::Mmap);
+        file_access(&mut m, &mut pol, p, t, i, Op::Write, Via::Mmap);
     }
     drain(&mut m, &mut pol);
     // The PTEs are young: the first pass activates, so let them age first.
@@ -234,7 +177,7 @@ fn a_mapped_tmpfs_page_faults_back_from_swap_as_a_major_fault() {
     // try_to_unmap of a file folio clears the PTE: the swap entry lives in the file only.
     assert_eq!(m.procs[p as usize].swapents, 0);
     let majors = m.vm.get(Vm::Pgmajfault);
-    let out = access(&mut m, &mut pol, p, t, 1, Op::Read, Via::Mmap);
+    let out = file_access(&mut m, &mut pol, p, t, 1, Op::Read, Via::Mmap);
     assert!(out.major);
     assert_eq!(m.vm.get(Vm::Pgmajfault), majors + 1);
     assert_eq!(m.vm.get(Vm::WorkingsetRefaultAnon), 1);
@@ -263,10 +206,10 @@ fn reading_a_tmpfs_file_does_no_readahead_and_a_hole_allocates_nothing() {
     // Readahead on (read_ahead_kb 128): a regular file would read a window.
     let mut cfg = MachineConfig::simple(1024);
     cfg.swap = zram(256);
-    let (mut m, mut pol) = build(cfg);
+    let (mut m, mut pol) = build_with_readahead(cfg);
     let t = m.create_file_on("t", 64, true);
     let p = m.create_process("p", 0, 0);
-    let out = read_fd(&mut m, &mut pol, p, t, 0);
+    let out = read(&mut m, &mut pol, p, t, 0);
     assert!(!out.hit && !out.major);
     assert_eq!(
         m.files[t as usize].nr_pages, 0,

@@ -2,6 +2,8 @@
 //! operation at a time through public entry points.
 #![allow(dead_code)]
 
+pub mod classic;
+
 use reclaimlab::access::{Op, PageRef, Via};
 use reclaimlab::behaviour::{Behaviour, Behaviours};
 use reclaimlab::consts::{Kernel, MAX_NR_GENS, MAX_NR_TIERS};
