@@ -498,6 +498,9 @@ pub struct Machine {
     /// and the time sleeping rmap walks waited for such a writer (`rmap_lock.rs`).
     pub rmap_trylock_failed: u64,
     pub rmap_lock_wait_ns: u64,
+    /// When the last rmap write hold recorded ends: a walk at or after it finds every rmap
+    /// lock free without looking (the common case).
+    pub rmap_holds_end: u64,
 }
 
 impl Machine {
@@ -558,6 +561,7 @@ impl Machine {
             lru_lock_wait_ns: 0,
             rmap_trylock_failed: 0,
             rmap_lock_wait_ns: 0,
+            rmap_holds_end: 0,
             kernel,
             cfg,
         };

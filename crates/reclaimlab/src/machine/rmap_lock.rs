@@ -28,6 +28,9 @@ impl Machine {
     /// `pfn`'s rmap lock fails now (a writer holds it), making `folio_referenced` return -1.
     pub fn rmap_trylock_fails(&mut self, pfn: Pfn) -> bool {
         let now = self.now();
+        if now >= self.rmap_holds_end {
+            return false;
+        }
         let held = self
             .rmap_lock_of(pfn)
             .is_some_and(|l| l.held_at(now).is_some());
@@ -40,6 +43,9 @@ impl Machine {
     /// lock are done.
     pub fn rmap_lock_read(&mut self, pfn: Pfn) {
         let mut now = self.now();
+        if now >= self.rmap_holds_end {
+            return;
+        }
         while let Some(end) = self.rmap_lock_of(pfn).and_then(|l| l.held_at(now)) {
             self.spend_sleep(end - now);
             self.rmap_lock_wait_ns += end - now;
@@ -50,12 +56,16 @@ impl Machine {
     /// `i_mmap_lock_write(mapping)` of `file` from `at` for `hold` ns (`unlink_file_vma`);
     /// returns when it is released.
     pub fn i_mmap_lock_write(&mut self, file: u32, at: u64, hold: u64) -> u64 {
-        self.files[file as usize].i_mmap_lock.acquire(at, hold) + hold
+        let end = self.files[file as usize].i_mmap_lock.acquire(at, hold) + hold;
+        self.rmap_holds_end = self.rmap_holds_end.max(end);
+        end
     }
 
     /// `anon_vma_lock_write` of the anon_vma root of `pid` from `at` for `hold` ns
     /// (`unlink_anon_vmas`); returns when it is released.
     pub fn anon_vma_lock_write(&mut self, pid: u32, at: u64, hold: u64) -> u64 {
-        self.procs[pid as usize].anon_vma_lock.acquire(at, hold) + hold
+        let end = self.procs[pid as usize].anon_vma_lock.acquire(at, hold) + hold;
+        self.rmap_holds_end = self.rmap_holds_end.max(end);
+        end
     }
 }
