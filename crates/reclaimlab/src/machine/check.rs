@@ -243,8 +243,10 @@ impl Machine {
         Ok(())
     }
 
-    /// memory.current of each memcg equals the pages charged to its subtree, and never
-    /// exceeds memory.max.
+    /// memory.current of each memcg equals the pages charged to its subtree: its folios and
+    /// the pages of it the CPUs' charge stocks hold (`memcg_stock_pcp`), and never exceeds
+    /// memory.max. Each stock slot holds at most a batch, an empty slot none, and one memcg is
+    /// cached in at most one slot of a CPU.
     fn check_memcg_usage(&self) -> Result<(), String> {
         let mut local = vec![0u64; self.memcgs.len()];
         for f in &self.folios {
@@ -252,16 +254,37 @@ impl Machine {
                 local[f.memcg as usize] += 1;
             }
         }
+        let mut stocked = vec![0u64; self.memcgs.len()];
+        let batch = self.memcg_charge_batch();
+        for (cpu, st) in self.memcg_stock.iter().enumerate() {
+            for (i, (&mc, &nr)) in st.cached.iter().zip(&st.nr_pages).enumerate() {
+                if mc == 0 && nr != 0 || nr > batch {
+                    return Err(format!(
+                        "cpu {cpu} charge stock slot {i}: memcg {mc} with {nr} pages (batch {batch})"
+                    ));
+                }
+                if mc != 0 && st.cached[..i].contains(&mc) {
+                    return Err(format!("cpu {cpu}: memcg {mc} in two charge stock slots"));
+                }
+                stocked[mc as usize] += nr;
+            }
+        }
         for mc in 0..self.memcgs.len() as u16 {
+            let m = &self.memcgs[mc as usize];
+            if m.local_pages != local[mc as usize] || m.stock_pages != stocked[mc as usize] {
+                return Err(format!(
+                    "memcg {}: local_pages {} stock_pages {} but {} folios and {} stocked",
+                    m.path, m.local_pages, m.stock_pages, local[mc as usize], stocked[mc as usize]
+                ));
+            }
             let sum: u64 = self
                 .memcg_subtree(mc)
                 .iter()
-                .map(|&c| local[c as usize])
+                .map(|&c| local[c as usize] + stocked[c as usize])
                 .sum();
-            let m = &self.memcgs[mc as usize];
             if sum != m.usage {
                 return Err(format!(
-                    "memcg {}: usage {} but {sum} pages charged",
+                    "memcg {}: usage {} but {sum} pages charged (folios and charge stocks)",
                     m.path, m.usage
                 ));
             }

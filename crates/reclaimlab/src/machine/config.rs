@@ -222,6 +222,11 @@ pub struct MachineConfig {
     /// LRU batches at small scale"); None = the kernel's 31 (15 before v6.9).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_batch_cap: Option<u32>,
+    /// At most this many pages per memcg charge (`MEMCG_CHARGE_BATCH`), and so in each
+    /// per-CPU charge stock, when a scaled-down scenario shrinks it with its memory
+    /// (docs/model.md §2, "Memory cgroups"); None = the kernel's 64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memcg_charge_batch_cap: Option<u32>,
     pub memcgs: Vec<MemcgConfig>,
     pub cost: CostProfile,
     /// The capacity asked for with `--cache-pages`: textbook caches hold exactly this many
@@ -261,6 +266,7 @@ impl MachineConfig {
             dirty_background_ratio: DIRTY_BACKGROUND_RATIO,
             interleave: false,
             lru_batch_cap: None,
+            memcg_charge_batch_cap: None,
             memcgs: Vec::new(),
             cost: CostProfile::default(),
             cache_pages: None,
