@@ -5,7 +5,10 @@
 //! with a limit, the kernel's overhead is `memory.current − (anon + file)` of memory.stat after
 //! the replay (page tables, slab, kernel stacks, the per-CPU charge stock), averaged over the
 //! boots, and the model's memory.max is the limit minus that overhead: the user pages the
-//! kernel actually kept resident at the limit. The machine has the guest's MemTotal and
+//! kernel actually kept resident at the limit. The kernel's stocks are in that overhead and the
+//! model has stocks of its own (docs/model.md §2), which it fills only from user folios' charges:
+//! on several CPUs what the model's stocks strand is counted twice (docs/model.md §9 gap 31).
+//! The machine has the guest's MemTotal and
 //! min_free_kbytes, as many CPUs as the guest has vCPUs (one for the main suite), the zram
 //! size, swappiness and dirty ratios read back from the guest.
 
