@@ -75,11 +75,13 @@ fn a_charge_takes_a_batch_and_later_charges_consume_the_stock() {
             m.memcgs[a as usize].usage, B,
             "{kernel}: a whole batch charged"
         );
+        // The fault charged its PTE table (a batch: 63 to the stock), then its folio.
         assert_eq!(m.memcgs[a as usize].local_pages, 1);
-        assert_eq!(stocked(&m, 0, a), B - 1, "{kernel}");
-        assert_eq!(m.memcgs[a as usize].stock_pages, B - 1);
+        assert_eq!(m.memcgs[a as usize].pgtable_pages, 1);
+        assert_eq!(stocked(&m, 0, a), B - 2, "{kernel}");
+        assert_eq!(m.memcgs[a as usize].stock_pages, B - 2);
         assert_eq!(m.memcgs[0].usage, B, "the root's counter is charged too");
-        for i in 1..B {
+        for i in 1..B - 1 {
             assert!(write_on(&mut m, &mut pol, 0, p, i));
         }
         assert_eq!(
@@ -87,7 +89,7 @@ fn a_charge_takes_a_batch_and_later_charges_consume_the_stock() {
             "{kernel}: all from the stock"
         );
         assert_eq!(stocked(&m, 0, a), 0);
-        assert!(write_on(&mut m, &mut pol, 0, p, B));
+        assert!(write_on(&mut m, &mut pol, 0, p, B - 1));
         assert_eq!(m.memcgs[a as usize].usage, 2 * B, "{kernel}: a new batch");
         assert_eq!(stocked(&m, 0, a), B - 1);
         // A task of the root memcg charges its page alone.
@@ -111,7 +113,7 @@ fn only_the_charging_cpus_stock_is_consumed() {
     assert!(write_on(&mut m, &mut pol, 0, p, 0));
     assert!(write_on(&mut m, &mut pol, 1, q, 0));
     assert_eq!(m.memcgs[a as usize].usage, 2 * B);
-    assert_eq!((stocked(&m, 0, a), stocked(&m, 1, a)), (B - 1, B - 1));
+    assert_eq!((stocked(&m, 0, a), stocked(&m, 1, a)), (B - 2, B - 2));
     assert_eq!(m.memcgs[a as usize].local_pages, 2);
     check(&m, &pol);
 }
@@ -134,13 +136,14 @@ fn refilling_for_another_memcg_drains_the_old_stock_unless_there_are_slots() {
         let (m0, m1) = (ids[0] as usize, ids[1] as usize);
         if multi {
             assert_eq!(m.memcgs[m0].usage, B, "{kernel}: m0's stock kept");
-            assert_eq!(stocked(&m, 0, ids[0]), B - 1);
+            assert_eq!(stocked(&m, 0, ids[0]), B - 2);
         } else {
-            assert_eq!(m.memcgs[m0].usage, 1, "{kernel}: m0's stock drained");
+            // Its page and PTE table are left.
+            assert_eq!(m.memcgs[m0].usage, 2, "{kernel}: m0's stock drained");
             assert_eq!(m.memcgs[m0].stock_pages, 0);
         }
         assert_eq!(m.memcgs[m1].usage, B, "{kernel}");
-        assert_eq!(stocked(&m, 0, ids[1]), B - 1);
+        assert_eq!(stocked(&m, 0, ids[1]), B - 2);
         // Fill every slot, then one memcg more.
         for &p in &pids[2..] {
             assert!(write_on(&mut m, &mut pol, 0, p, 0));
@@ -151,16 +154,16 @@ fn refilling_for_another_memcg_drains_the_old_stock_unless_there_are_slots() {
             // The eighth memcg took slot 0 (drain_idx 0 → 1): m0 was given back.
             assert_eq!(m.memcg_stock[0].cached[0], ids[NR_MEMCG_STOCK]);
             assert_eq!(m.memcg_stock[0].drain_idx, 1);
-            assert_eq!(m.memcgs[m0].usage, 1, "{kernel}");
+            assert_eq!(m.memcgs[m0].usage, 2, "{kernel}");
             assert_eq!(m.memcgs[m1].usage, B, "{kernel}: m1 still stocked");
             // m0 again: slot 1 (m1) is drained next.
             assert!(write_on(&mut m, &mut pol, 0, pids[0], 1));
             assert_eq!(m.memcg_stock[0].cached[1], ids[0]);
-            assert_eq!(m.memcgs[m1].usage, 1, "{kernel}");
+            assert_eq!(m.memcgs[m1].usage, 2, "{kernel}");
         } else {
             assert_eq!(m.memcg_stock[0].cached[0], ids[NR_MEMCG_STOCK]);
             for &c in &ids[..NR_MEMCG_STOCK] {
-                assert_eq!(m.memcgs[c as usize].usage, 1, "{kernel}");
+                assert_eq!(m.memcgs[c as usize].usage, 2, "{kernel}");
             }
         }
         check(&m, &pol);
@@ -186,26 +189,28 @@ fn drain_all_stock_frees_other_cpus_stocks_of_the_subtree() {
         let other = m.create_process("other", x, 4);
         assert!(write_on(&mut m, &mut pol, 1, idle, 0));
         assert!(write_on(&mut m, &mut pol, 2, other, 0));
-        assert_eq!(stocked(&m, 1, w), B - 1);
-        // busy fills the rest: its first batch fits (64 + 64 = 128), then one page at a time.
-        let mut n = 0;
-        while m.memcgs[w as usize].usage - m.memcgs[w as usize].stock_pages < 128 - (B - 1) {
+        assert_eq!(stocked(&m, 1, w), B - 2);
+        // busy fills the rest: its first fault's batch fits (64 + 64 = 128) and pays for its
+        // PTE table and 63 pages.
+        for n in 0..B - 1 {
             assert!(write_on(&mut m, &mut pol, 0, busy, n));
-            n += 1;
         }
-        assert_eq!(n, 128 - B, "{kernel}");
+        assert_eq!(stocked(&m, 0, w), 0, "{kernel}");
         assert_eq!(m.memcg_events_hier(w).get(Vm::MemcgMax), 0);
         assert_eq!(m.memcgs[w as usize].usage, 128);
         // The next charge: reclaim finds nothing, drain_all_stock, reclaim again (the work
-        // on CPU 1 has run), margin 63: charged.
-        assert!(write_on(&mut m, &mut pol, 0, busy, n), "{kernel}: no OOM");
+        // on CPU 1 has run), margin 62: charged.
+        assert!(
+            write_on(&mut m, &mut pol, 0, busy, B - 1),
+            "{kernel}: no OOM"
+        );
         assert_eq!(m.memcg_events_hier(w).get(Vm::MemcgMax), 2, "{kernel}");
         assert_eq!(m.memcg_events_hier(w).get(Vm::MemcgOom), 0, "{kernel}");
         assert_eq!(stocked(&m, 1, w), 0, "{kernel}: CPU 1's stock drained");
-        assert_eq!(m.memcgs[w as usize].usage, 128 - (B - 1) + 1);
+        assert_eq!(m.memcgs[w as usize].usage, 128 - (B - 2) + 1);
         assert_eq!(
             stocked(&m, 2, x),
-            B - 1,
+            B - 2,
             "{kernel}: /x is outside the subtree"
         );
         assert!(m.stock_drain_work.is_empty());
@@ -233,13 +238,13 @@ fn drain_all_stock_of_a_parent_reaches_its_childrens_stocks() {
         "FLUSHING_CACHED_CHARGE: not twice"
     );
     m.run_stock_drain_work();
-    assert_eq!(m.memcgs[p as usize].usage, 1);
-    assert_eq!(m.memcgs[c as usize].usage, 1);
+    assert_eq!(m.memcgs[p as usize].usage, 2, "a page and its PTE table");
+    assert_eq!(m.memcgs[c as usize].usage, 2);
     // The current CPU's own stock is drained at once.
     assert!(write_on(&mut m, &mut pol, 0, t, 1));
     m.drain_all_stock(c);
     assert!(m.stock_drain_work.is_empty());
-    assert_eq!(m.memcgs[c as usize].usage, 2);
+    assert_eq!(m.memcgs[c as usize].usage, 3);
     check(&m, &pol);
 }
 
@@ -254,12 +259,12 @@ fn limit_writes_drain_the_stocks_first() {
     assert_eq!(m.memcgs[a as usize].usage, B);
     m.ctx.cpu = 0;
     m.set_memory_high(&mut pol, a, 10);
-    assert_eq!(m.memcgs[a as usize].usage, 1, "drained, nothing reclaimed");
+    assert_eq!(m.memcgs[a as usize].usage, 2, "drained, nothing reclaimed");
     assert_eq!(m.vm.get(Vm::PgscanDirect), 0);
     assert!(write_on(&mut m, &mut pol, 1, p, 1));
     m.ctx.cpu = 0;
     m.set_memory_max(&mut pol, a, 10);
-    assert_eq!(m.memcgs[a as usize].usage, 2);
+    assert_eq!(m.memcgs[a as usize].usage, 3);
     assert_eq!(m.memcg_events_hier(a).get(Vm::MemcgOom), 0);
     check(&m, &pol);
 }
@@ -283,8 +288,8 @@ fn memory_current_includes_the_stock_and_memory_stat_does_not() {
     .unwrap();
     let mut some_stock = false;
     for mc in res.memcgs.iter().filter(|mc| mc.path != "/") {
-        // memory.stat is in bytes.
-        let user = (mc.stat["anon"] + mc.stat["file"]) / 4096;
+        // memory.stat is in bytes; memory.current also has the PTE tables (`pagetables`).
+        let user = (mc.stat["anon"] + mc.stat["file"] + mc.stat["pagetables"]) / 4096;
         assert!(mc.current_pages >= user, "{}", mc.path);
         let stock = mc.current_pages - user;
         assert!(stock <= 2 * (B - 1), "{}: {stock}", mc.path);
@@ -307,5 +312,41 @@ fn the_invariant_checker_counts_the_stocks() {
     assert!(e.contains("usage 64 but 63 pages charged"), "{e}");
     m.memcg_stock[0].nr_pages[0] += 1;
     let e = m.check_invariants(&pol).unwrap_err();
-    assert!(e.contains("stock_pages 62"), "{e}");
+    assert!(e.contains("stock_pages 61"), "{e}");
+}
+
+/// Page tables are charged (docs/model.md §9 gap 15): the first fault in each 512-page range
+/// of a vma allocates and charges its PTE table (`pte_alloc` with __GFP_ACCOUNT), a read
+/// fault that maps the zero page too; a task of the root memcg charges none. Exit frees them
+/// to the exiting CPU's stock (`obj_cgroup_uncharge_pages` → `refill_stock`), not to the page
+/// counter, while the folios are uncharged at once (`uncharge_batch`).
+#[test]
+fn pte_tables_are_charged_per_512_pages_and_freed_to_the_stock() {
+    let (mut m, mut pol) = build(Kernel::V6_1, 2, &[("/a", 1 << 20)]);
+    let a = m.memcg_by_path("/a").unwrap();
+    let p = m.create_process("p", a, 2048);
+    for i in [0, 1, 511, 512, 1500] {
+        assert!(write_on(&mut m, &mut pol, 0, p, i));
+    }
+    assert_eq!(m.memcgs[a as usize].pgtable_pages, 3);
+    m.ctx.cpu = 0;
+    m.access(&mut pol, p, PageRef::Anon { page: 1600 }, Op::Read, Via::Mmap)
+        .unwrap();
+    assert_eq!(m.memcgs[a as usize].pgtable_pages, 4, "the zero page's table");
+    assert_eq!(m.memcgs[a as usize].local_pages, 5);
+    let r = m.create_process("r", 0, 600);
+    assert!(write_on(&mut m, &mut pol, 0, r, 550));
+    assert_eq!(m.memcgs[0].usage, m.memcgs[a as usize].usage + 1);
+    check(&m, &pol);
+    m.ctx.cpu = 1;
+    m.exit_mmap(&mut pol, p);
+    assert_eq!(m.memcgs[a as usize].pgtable_pages, 0);
+    assert_eq!(m.memcgs[a as usize].local_pages, 0);
+    assert_eq!(stocked(&m, 1, a), 4, "the tables went to CPU 1's stock");
+    assert_eq!(
+        m.memcgs[a as usize].usage,
+        stocked(&m, 0, a) + 4,
+        "the folios were uncharged"
+    );
+    check(&m, &pol);
 }

@@ -35,6 +35,9 @@ pub struct Memcg {
     /// Pages charged to this memcg (itself, not its children) that sit in the CPUs' charge
     /// stocks (`memcg_stock_pcp`): in memory.current, in no folio and not in memory.stat.
     pub stock_pages: u64,
+    /// PTE tables charged to this memcg itself (`pte_alloc`; memory.stat `pagetables`, not in
+    /// `anon` or `file`).
+    pub pgtable_pages: u64,
     /// Heat-level reclaim state per node (empty until first used; never for the root).
     pub heat: Vec<super::memcg_walk::HeatState>,
     /// Hierarchical NR_FILE_PAGES, NR_FILE_DIRTY and NR_WRITEBACK (pages) of this memcg and
@@ -65,6 +68,7 @@ impl Memcg {
             events: Counters::default(),
             local_pages: 0,
             stock_pages: 0,
+            pgtable_pages: 0,
             heat: Vec::new(),
             wb_stat: [0; 4],
             dirty_exceeded: false,
