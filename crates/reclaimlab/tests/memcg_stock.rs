@@ -330,9 +330,18 @@ fn pte_tables_are_charged_per_512_pages_and_freed_to_the_stock() {
     }
     assert_eq!(m.memcgs[a as usize].pgtable_pages, 3);
     m.ctx.cpu = 0;
-    m.access(&mut pol, p, PageRef::Anon { page: 1600 }, Op::Read, Via::Mmap)
-        .unwrap();
-    assert_eq!(m.memcgs[a as usize].pgtable_pages, 4, "the zero page's table");
+    m.access(
+        &mut pol,
+        p,
+        PageRef::Anon { page: 1600 },
+        Op::Read,
+        Via::Mmap,
+    )
+    .unwrap();
+    assert_eq!(
+        m.memcgs[a as usize].pgtable_pages, 4,
+        "the zero page's table"
+    );
     assert_eq!(m.memcgs[a as usize].local_pages, 5);
     let r = m.create_process("r", 0, 600);
     assert!(write_on(&mut m, &mut pol, 0, r, 550));

@@ -176,7 +176,7 @@ impl Machine {
         self.folios[pfn as usize].mapcount += 1;
     }
 
-    fn count_fault(&mut self, pid: u32, major: bool) {
+    pub(super) fn count_fault(&mut self, pid: u32, major: bool) {
         // A resumed access continues the fault it yielded in (counted then).
         if self.ctx.resumed {
             return;

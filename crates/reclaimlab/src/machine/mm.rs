@@ -473,6 +473,12 @@ impl Machine {
         let memcg = self.procs[pid as usize].memcg;
         if memcg != 0 {
             if !self.try_charge(pol, memcg, 1) {
+                // A resumed access does not count its fault again (it was counted before the
+                // yield): count it now, as a minor one (a file fault whose table charge yields
+                // and whose read then waits is not counted major).
+                if self.ctx.yielded && !self.ctx.resumed {
+                    self.count_fault(pid, false);
+                }
                 return false;
             }
             // memcg_account_kmem: a kernel page, not a folio.
