@@ -359,3 +359,23 @@ fn pte_tables_are_charged_per_512_pages_and_freed_to_the_stock() {
     );
     check(&m, &pol);
 }
+
+/// A scaled-down seed scenario charges no page tables (`MachineConfig::charge_page_tables`).
+#[test]
+fn page_tables_are_not_charged_when_turned_off() {
+    let mut cfg = MachineConfig::simple(8192);
+    cfg.memcgs = vec![MemcgConfig::new("/a").with_max(4096)];
+    cfg.charge_page_tables = false;
+    let m = Machine::new(cfg.one_page_per_fault()).unwrap();
+    let mut pol = Classic::new(&m);
+    let mut m = m;
+    let a = m.memcg_by_path("/a").unwrap();
+    let p = m.create_process("p", a, 1024);
+    assert!(write_on(&mut m, &mut pol, 0, p, 0));
+    assert!(write_on(&mut m, &mut pol, 0, p, 600));
+    assert_eq!(m.memcgs[a as usize].pgtable_pages, 0);
+    assert_eq!(stocked(&m, 0, a), B - 2, "two folios from one batch");
+    m.exit_mmap(&mut pol, p);
+    assert_eq!(m.memcgs[a as usize].usage, B - 2);
+    check(&m, &pol);
+}

@@ -270,6 +270,22 @@ fn memcg_charge_batches_shrink_with_the_scale() {
         assert_eq!(cap(name, 1.0 / 2.0), Some(32), "{name}");
     }
     assert_eq!(cap("zipf", 0.5), None);
+    // Page tables are charged at scale 1 only (a vma's first table does not shrink).
+    for name in NAMES {
+        let charges = |scale: f64| {
+            micro::builtin(name, scale)
+                .unwrap()
+                .machine
+                .charge_page_tables
+        };
+        assert!(charges(1.0) && !charges(0.5), "{name}");
+    }
+    assert!(
+        micro::builtin("zipf", 0.5)
+            .unwrap()
+            .machine
+            .charge_page_tables
+    );
     // The cap is what a charge takes: at scale 1/16, 4 pages, 3 of them to the stock.
     let scn = micro::builtin("kernel-build", 1.0 / 16.0).unwrap();
     let m = reclaimlab::machine::Machine::new(scn.machine.clone()).unwrap();

@@ -288,7 +288,7 @@ impl Machine {
                             p.pid
                         ));
                     }
-                    if allocated && p.memcg != 0 {
+                    if allocated && p.memcg != 0 && self.cfg.charge_page_tables {
                         tables[p.memcg as usize] += 1;
                     }
                 }

@@ -471,7 +471,7 @@ impl Machine {
             return true;
         }
         let memcg = self.procs[pid as usize].memcg;
-        if memcg != 0 {
+        if memcg != 0 && self.cfg.charge_page_tables {
             if !self.try_charge(pol, memcg, 1) {
                 // A resumed access does not count its fault again (it was counted before the
                 // yield): count it now, as a minor one (a file fault whose table charge yields
@@ -499,7 +499,7 @@ impl Machine {
             return;
         }
         let memcg = self.procs[pid as usize].memcg;
-        if memcg != 0 {
+        if memcg != 0 && self.cfg.charge_page_tables {
             self.memcgs[memcg as usize].pgtable_pages -= 1;
             self.refill_stock(memcg, 1);
         }

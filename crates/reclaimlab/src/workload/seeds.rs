@@ -64,6 +64,7 @@ fn machine(nodes: usize, node_gib: f64, cpus: u32, scale: f64) -> MachineConfig 
     m.cpus = cpus;
     m.lru_batch_cap = lru_batch_cap(scale);
     m.memcg_charge_batch_cap = memcg_charge_batch_cap(scale);
+    m.charge_page_tables = scale >= 1.0;
     m
 }
 
@@ -397,6 +398,7 @@ pub fn file_anon_mix(scale: f64) -> Scenario {
     });
     s.machine.lru_batch_cap = lru_batch_cap(scale);
     s.machine.memcg_charge_batch_cap = memcg_charge_batch_cap(scale);
+    s.machine.charge_page_tables = scale >= 1.0;
     s.name = "file-anon-mix".into();
     s.description = "file+anon mix OOM reproducer (seed 000)".into();
     s
