@@ -257,6 +257,41 @@ mod tests {
         );
     }
 
+    /// `--remodel`: a cell's sizing is recomputed from its recorded runs' memory.stat; a memcg
+    /// some run reports no `kernel` for keeps its recorded sizing.
+    #[test]
+    fn remodel_resizes_from_the_recorded_runs() {
+        let run = |kernel: Option<u64>| -> crate::fidelity::Counters {
+            let mut stat = serde_json::json!({"anon": 0, "file": 0, "pagetables": 16 * 4096});
+            if let Some(k) = kernel {
+                stat["kernel"] = (k * 4096).into();
+            }
+            serde_json::from_value(serde_json::json!({
+                "scenario": "s", "policy": "p", "sim_time_ns": 0, "accesses": 0, "hits": 0,
+                "misses": 0, "major": 0, "hit_ratio": 0.0, "oom_kills": 0, "vmstat": {},
+                "memcgs": [{"path": "/w", "current_pages": 0, "max_pages": 8192, "swap_pages": 0,
+                            "stat": stat, "events": {}}],
+                "threads": [], "lru_gen": null
+            }))
+            .unwrap()
+        };
+        let recorded = MemcgSizing {
+            limit_pages: 8192,
+            overhead_pages: 66.8,
+            unmodelled_pages: None,
+            model_max_pages: 8125,
+        };
+        let mut s = Sizing::default();
+        s.memcgs.insert("/w".into(), recorded.clone());
+        resize_from_runs(&mut s, &[run(Some(48)), run(Some(47))]);
+        assert_eq!(s.memcgs["/w"].unmodelled_pages, Some(31.5));
+        assert_eq!(s.memcgs["/w"].model_max_pages, 8192 - 32);
+        let mut s = Sizing::default();
+        s.memcgs.insert("/w".into(), recorded.clone());
+        resize_from_runs(&mut s, &[run(Some(48)), run(None)]);
+        assert_eq!(s.memcgs["/w"], recorded);
+    }
+
     #[test]
     fn sizes_memcg_from_measured_overhead() {
         let spec = crate::suite::suite().remove(0).machine;
