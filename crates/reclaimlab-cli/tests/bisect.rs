@@ -84,7 +84,7 @@ fn says_no_single_culprit_when_two_switches_share_the_move() {
 
 #[test]
 fn bisects_across_kernel_eras() {
-    // 6.12 -> 7.1 on mmap-zipf: 17 behaviours (the MGLRU rework and the 2025 changes); the
+    // 6.12 -> 7.1 on mmap-zipf: 18 behaviours (the MGLRU rework and the 2025 changes); the
     // misses fall by 40% with 7.1's fault-around rule alone (mmap_miss credited for the faulting
     // folio only, so readahead stays on), not with the MGLRU rework.
     let v = json_of(&[
@@ -104,7 +104,7 @@ fn bisects_across_kernel_eras() {
         "{v:#}"
     );
     assert_eq!(v["commit"], "0b9c0aeba938");
-    assert_eq!(v["behaviours"].as_array().unwrap().len(), 17);
+    assert_eq!(v["behaviours"].as_array().unwrap().len(), 18);
     assert_eq!(
         v["behaviours"][0],
         "fault-around-credits-faulting-folio-only"

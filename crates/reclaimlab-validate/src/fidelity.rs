@@ -473,8 +473,11 @@ pub fn markdown(cells: &[Cell], title: &str) -> String {
     let mut sz: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for c in cells {
         for (path, m) in &c.sizing.memcgs {
+            let unmodelled = m
+                .unmodelled_pages
+                .map_or(String::new(), |u| format!(" (not modelled {u:.0})"));
             sz.entry(c.workload.clone()).or_default().push(format!(
-                "{}/{}: {} {} limit {} pages, overhead {:.0}, model max {}",
+                "{}/{}: {} {} limit {} pages, overhead {:.0}{unmodelled}, model max {}",
                 c.kernel, c.mode, path, "", m.limit_pages, m.overhead_pages, m.model_max_pages
             ));
         }

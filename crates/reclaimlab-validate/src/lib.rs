@@ -305,7 +305,8 @@ pub fn run_cell(
 }
 
 /// Reruns the model side of every cell saved in `dir` with this build's model (the kernel
-/// runs and the sizing measured in the guest stay as recorded), saves the cells again
+/// runs stay as recorded; the sizing is recomputed from their memory.stat,
+/// [`model::resize_from_runs`]), saves the cells again
 /// (atomically) and returns them: how a model change is checked against recorded kernels
 /// without booting again.
 pub fn remodel_cells(dir: &Path) -> Result<Vec<Cell>, String> {
@@ -313,6 +314,9 @@ pub fn remodel_cells(dir: &Path) -> Result<Vec<Cell>, String> {
     for c in &mut cells {
         let w = suite::workload(&c.workload)?;
         let (header, records) = w.trace();
+        // The model charges page tables and keeps charge stocks: size it from the recorded
+        // runs' unmodelled kernel memory (model.rs).
+        model::resize_from_runs(&mut c.sizing, &c.kernel_runs);
         let model = model::run_model(
             w.name, &w.machine, &c.sizing, &header, &records, c.kernel, c.mode,
         )?;

@@ -3,9 +3,14 @@
 //!
 //! Sizing (validation.md pitfall 4: kernel memory counts against memory.max): for every memcg
 //! with a limit, the kernel's overhead is `memory.current − (anon + file)` of memory.stat after
-//! the replay (page tables, slab, kernel stacks, the per-CPU charge stock), averaged over the
-//! boots, and the model's memory.max is the limit minus that overhead: the user pages the
-//! kernel actually kept resident at the limit. The machine has the guest's MemTotal and
+//! the replay (page tables, slab, kernel stacks, the per-CPU charge stocks), averaged over the
+//! boots. The model charges page tables and keeps charge stocks itself (docs/model.md §2), so
+//! its memory.max is the limit minus the part of the overhead it does not model: memory.stat's
+//! `kernel` (all kernel memory charged: slab, stacks, page tables) less `pagetables`, plus
+//! `sock`, averaged over the boots (`unmodelled_pages`). Cells recorded before the model had
+//! page tables and stocks were sized by the limit minus the whole overhead; `--remodel`
+//! recomputes their sizing from the recorded kernel runs' memory.stat
+//! ([`resize_from_runs`]). The machine has the guest's MemTotal and
 //! min_free_kbytes, as many CPUs as the guest has vCPUs (one for the main suite), the zram
 //! size, swappiness and dirty ratios read back from the guest.
 
@@ -59,8 +64,46 @@ pub struct Sizing {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemcgSizing {
     pub limit_pages: u64,
+    /// `memory.current − (anon + file)`: everything charged that is no user folio.
     pub overhead_pages: f64,
+    /// The part of the overhead the model does not charge itself: `kernel − pagetables +
+    /// sock` (None in cells recorded before it was kept: their `model_max_pages` is the limit
+    /// minus the whole overhead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmodelled_pages: Option<f64>,
     pub model_max_pages: u64,
+}
+
+/// The pages of a memcg's charge the model does not produce itself, from its memory.stat
+/// (bytes): kernel memory other than page tables (slab, kernel stacks, percpu, the obj
+/// stock), and socket buffers. None without a `kernel` entry.
+pub fn unmodelled_bytes(stat: &BTreeMap<String, u64>) -> Option<u64> {
+    let kernel = *stat.get("kernel")?;
+    let pt = stat.get("pagetables").copied().unwrap_or(0);
+    Some(kernel.saturating_sub(pt) + stat.get("sock").copied().unwrap_or(0))
+}
+
+/// Sizes the model's memcgs again from the kernel runs recorded in a cell (their memory.stat):
+/// memory.max = the limit minus the mean unmodelled overhead, where every run reports
+/// `kernel`. Keeps the recorded sizing otherwise.
+pub fn resize_from_runs(sizing: &mut Sizing, runs: &[crate::fidelity::Counters]) {
+    for (path, ms) in sizing.memcgs.iter_mut() {
+        let per_run: Option<Vec<u64>> = runs
+            .iter()
+            .map(|r| {
+                r.memcgs
+                    .iter()
+                    .find(|m| &m.path == path)
+                    .and_then(|m| unmodelled_bytes(&m.stat))
+            })
+            .collect();
+        let Some(v) = per_run.filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let mean = v.iter().map(|&b| (b / 4096) as f64).sum::<f64>() / v.len() as f64;
+        ms.unmodelled_pages = Some(mean);
+        ms.model_max_pages = ms.limit_pages.saturating_sub(mean.round() as u64);
+    }
 }
 
 fn cfg_u64(r: &GuestReport, k: &str) -> Option<u64> {
@@ -87,6 +130,7 @@ pub fn sizing(spec: &MachineSpec, reports: &[GuestReport]) -> Result<Sizing, Str
     for (path, &max) in &spec.memcg_max {
         let limit_pages = max / 4096;
         let mut sum = 0.0;
+        let mut unmodelled = Some(0.0);
         for r in reports {
             let a = r
                 .memcg_after
@@ -96,14 +140,21 @@ pub fn sizing(spec: &MachineSpec, reports: &[GuestReport]) -> Result<Sizing, Str
                 + a.stat.get("file").copied().unwrap_or(0))
                 / 4096;
             sum += (a.current / 4096).saturating_sub(user) as f64;
+            unmodelled = unmodelled
+                .zip(unmodelled_bytes(&a.stat))
+                .map(|(u, b)| u + (b / 4096) as f64);
         }
-        let overhead = sum / reports.len() as f64;
+        let n = reports.len() as f64;
+        let overhead = sum / n;
+        let unmodelled = unmodelled.map(|u| u / n);
         s.memcgs.insert(
             path.clone(),
             MemcgSizing {
                 limit_pages,
                 overhead_pages: overhead,
-                model_max_pages: limit_pages.saturating_sub(overhead.round() as u64),
+                unmodelled_pages: unmodelled,
+                model_max_pages: limit_pages
+                    .saturating_sub(unmodelled.unwrap_or(overhead).round() as u64),
             },
         );
     }
@@ -220,6 +271,41 @@ mod tests {
         );
     }
 
+    /// `--remodel`: a cell's sizing is recomputed from its recorded runs' memory.stat; a memcg
+    /// some run reports no `kernel` for keeps its recorded sizing.
+    #[test]
+    fn remodel_resizes_from_the_recorded_runs() {
+        let run = |kernel: Option<u64>| -> crate::fidelity::Counters {
+            let mut stat = serde_json::json!({"anon": 0, "file": 0, "pagetables": 16 * 4096});
+            if let Some(k) = kernel {
+                stat["kernel"] = (k * 4096).into();
+            }
+            serde_json::from_value(serde_json::json!({
+                "scenario": "s", "policy": "p", "sim_time_ns": 0, "accesses": 0, "hits": 0,
+                "misses": 0, "major": 0, "hit_ratio": 0.0, "oom_kills": 0, "vmstat": {},
+                "memcgs": [{"path": "/w", "current_pages": 0, "max_pages": 8192, "swap_pages": 0,
+                            "stat": stat, "events": {}}],
+                "threads": [], "lru_gen": null
+            }))
+            .unwrap()
+        };
+        let recorded = MemcgSizing {
+            limit_pages: 8192,
+            overhead_pages: 66.8,
+            unmodelled_pages: None,
+            model_max_pages: 8125,
+        };
+        let mut s = Sizing::default();
+        s.memcgs.insert("/w".into(), recorded.clone());
+        resize_from_runs(&mut s, &[run(Some(48)), run(Some(47))]);
+        assert_eq!(s.memcgs["/w"].unmodelled_pages, Some(31.5));
+        assert_eq!(s.memcgs["/w"].model_max_pages, 8192 - 32);
+        let mut s = Sizing::default();
+        s.memcgs.insert("/w".into(), recorded.clone());
+        resize_from_runs(&mut s, &[run(Some(48)), run(None)]);
+        assert_eq!(s.memcgs["/w"], recorded);
+    }
+
     #[test]
     fn sizes_memcg_from_measured_overhead() {
         let spec = crate::suite::suite().remove(0).machine;
@@ -239,11 +325,23 @@ mod tests {
             .unwrap()
             .stat
             .insert("file".into(), 7_898 * 4096);
-        let s = sizing(&spec, &[r, r2]).unwrap();
+        let s = sizing(&spec, &[r.clone(), r2.clone()]).unwrap();
         let w = &s.memcgs["/w"];
         assert_eq!(w.limit_pages, 8192);
         assert_eq!(w.overhead_pages, 193.0);
+        assert_eq!(w.unmodelled_pages, None, "no `kernel` in memory.stat");
         assert_eq!(w.model_max_pages, 7999);
+        // With memory.stat's kernel memory: the limit less what the model does not charge
+        // itself (kernel − pagetables + sock), not the page tables and charge stocks.
+        for (rep, kernel) in [(&mut r, 150u64), (&mut r2, 152)] {
+            let st = &mut rep.memcg_after.get_mut("/w").unwrap().stat;
+            st.insert("kernel".into(), kernel * 4096);
+            st.insert("pagetables".into(), 20 * 4096);
+            st.insert("sock".into(), 4096);
+        }
+        let k = sizing(&spec, &[r, r2]).unwrap();
+        assert_eq!(k.memcgs["/w"].unmodelled_pages, Some(132.0));
+        assert_eq!(k.memcgs["/w"].model_max_pages, 8192 - 132);
         assert_eq!(s.mem_pages, 120_000);
         let (h, _) = crate::suite::suite()[0].trace();
         let m = machine(&spec, &s, &h);

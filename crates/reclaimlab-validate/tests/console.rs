@@ -80,9 +80,10 @@ fn the_model_sized_from_the_log_matches_it() {
     let rep = parse_console(PREAD_61).unwrap();
     let s = model::sizing(&w.machine, std::slice::from_ref(&rep)).unwrap();
     assert_eq!(s.memcgs["/w"].limit_pages, 8192);
+    assert_eq!(s.memcgs["/w"].overhead_pages, 42.0);
     assert_eq!(
-        s.memcgs["/w"].model_max_pages, 8150,
-        "8192 − 42 pages of kernel memory"
+        s.memcgs["/w"].model_max_pages, 8152,
+        "8192 − 40 pages of kernel memory the model does not charge (42 less 2 of page tables)"
     );
     let (h, recs) = w.trace();
     let m = model::run_model(

@@ -45,6 +45,7 @@ pub enum Behaviour {
     ActiveAddClearsRefs,
     // --- 7.1, outside MGLRU ---
     FaultAroundCreditsFaultingFolioOnly,
+    MultiMemcgStock,
     // --- 7.1, MGLRU (Eras C and D) ---
     WorkingsetTopTier,
     ProtectedAtTier,
@@ -153,7 +154,7 @@ const fn row(
 /// Every behaviour, in [`Behaviour`] order. The series rows are the 15 patches of "mm/mglru:
 /// improve reclaim loop and dirty folio handling" (Kairui Song, v7; spec series-2026.md §A.2).
 #[rustfmt::skip]
-pub const TABLE: [Row; 66] = [
+pub const TABLE: [Row; 67] = [
     row(B::FolioBatch31, "folio-batch-31", V6_12,
         "9cecde80aae0 mm: increase folio batch size (v6.9)",
         &["folio_batch_add", "folio_add_lru", "folio_activate"], &[],
@@ -270,6 +271,10 @@ pub const TABLE: [Row; 66] = [
         "0b9c0aeba938 mm/filemap: count only the faulting address as a mmap hit (v7.2 in akpm/mm beside the series; the model gives it to 7.1, as the base the series was measured on (unverified): mglru:7.1-fault-around-credits-faulting-folio-only is 7.1 without it)",
         &["filemap_map_pages"], &[],
         "filemap_map_pages credits mmap_miss once per fault, for the faulting folio only"),
+    row(B::MultiMemcgStock, "multi-memcg-stock", V7_1,
+        "memcg: multi-memcg percpu charge cache, Shakeel Butt, 2025 (v6.16, from memory); commit id not looked up",
+        &["consume_stock", "refill_stock", "drain_all_stock"], &[],
+        "each CPU's charge stock caches up to NR_MEMCG_STOCK (7) memcgs, a full one drains its slots round-robin (6.1/6.12: one memcg)"),
     row(B::WorkingsetTopTier, "workingset-top-tier", V7_1, "4d5d14a01e2c mm/mglru: rework workingset protection (v6.14)",
         &["folio_lru_refs", "lru_tier_from_refs", "lru_gen_inc_refs", "sort_folio", "isolate_folio", "lru_gen_eviction"], &[B::RefaultCountsEveryRefault],
         "new tier encoding: PG_workingset is the top tier, fd accesses count ref -> counter -> workingset"),
@@ -390,8 +395,8 @@ pub const TABLE: [Row; 66] = [
 
 impl Behaviour {
     /// Every behaviour, in table order.
-    pub const ALL: [Behaviour; 66] = {
-        let mut all = [Behaviour::FolioBatch31; 66];
+    pub const ALL: [Behaviour; 67] = {
+        let mut all = [Behaviour::FolioBatch31; 67];
         let mut i = 0;
         while i < TABLE.len() {
             all[i] = TABLE[i].behaviour;
@@ -427,7 +432,7 @@ impl Behaviour {
     ];
     /// The behaviours the classical LRU's machine reads (outside MGLRU's code): the only ones a
     /// `classic` policy may add or remove.
-    pub const OUTSIDE_MGLRU: [Behaviour; 16] = [
+    pub const OUTSIDE_MGLRU: [Behaviour; 17] = [
         B::FolioBatch31,
         B::CostCountsRotations,
         B::Eevdf,
@@ -444,6 +449,7 @@ impl Behaviour {
         B::RefaultOfDeadMemcgCounts,
         B::CgroupCongestedSplit,
         B::FaultAroundCreditsFaultingFolioOnly,
+        B::MultiMemcgStock,
     ];
     /// Every behaviour in the order bisect applies them: by first kernel (6.12, 7.1, 7.2,
     /// 7.2.13), then the experimental ones, and within a kernel in table (series) order, so

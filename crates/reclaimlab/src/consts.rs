@@ -53,8 +53,14 @@ pub const DIRTY_EXPIRE_CENTISECS: u64 = 3000;
 pub const DIRTY_WRITEBACK_CENTISECS: u64 = 500;
 /// `MAX_WRITEBACK_PAGES`: the flusher's chunk per inode.
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
-/// `MEMCG_CHARGE_BATCH` (pages).
+/// `MEMCG_CHARGE_BATCH` (include/linux/memcontrol.h, pages): `try_charge_memcg` charges
+/// at least this many and keeps the surplus in the CPU's charge stock (`memcg_stock_pcp`),
+/// which `__refill_stock` drains once it holds more. Scaled seed scenarios cap it
+/// (`MachineConfig::memcg_charge_batch_cap`).
 pub const MEMCG_CHARGE_BATCH: u64 = 64;
+/// `NR_MEMCG_STOCK` (mm/memcontrol.c, v6.16+): memcgs one CPU's charge stock caches at once
+/// (one before: `memcg_stock_pcp::cached`).
+pub const NR_MEMCG_STOCK: usize = 7;
 /// `MEMCG_MAX_HIGH_DELAY_JIFFIES` = 2*HZ.
 pub const MEMCG_MAX_HIGH_DELAY_JIFFIES: u64 = 2 * HZ;
 /// `HZ` of the modelled kernel (Debian's configs use 250).

@@ -2258,6 +2258,13 @@ pub fn memcg_results(m: &Machine, pol: &dyn Policy) -> Vec<MemcgResult> {
             ] {
                 stat.insert(name.to_string(), pages * 4096);
             }
+            // memory.stat `pagetables`: the PTE tables charged (`pte_alloc`).
+            let pgtables: u64 = m
+                .memcg_subtree(mc)
+                .iter()
+                .map(|&c| m.memcgs[c as usize].pgtable_pages)
+                .sum();
+            stat.insert("pagetables".into(), pgtables * 4096);
             if m.has_shmem() {
                 let shmem = m.memcgs[mc as usize].wb_stat[WbStat::Shmem as usize];
                 stat.insert("shmem".into(), shmem * 4096);

@@ -1024,9 +1024,9 @@ fn shadow_entry_pack_unpack_round_trips() {
 // §6.1: memcg charging, limit reclaim and the memcg OOM killer
 // ------------------------------------------------------------------------------------------
 
-/// A memcg "/a" with memory.max = 64 pages and no swap; `q` owns 40 anon pages and `p` 24, so the
-/// memcg is at its limit and nothing in it is reclaimable (anon without swap: SCAN_FILE, and
-/// the file lists are empty).
+/// A memcg "/a" with memory.max = 64 pages and no swap; `q` owns 39 anon pages and `p` 23,
+/// each with its PTE table, so the memcg is at its limit and nothing in it is reclaimable (anon
+/// without swap: SCAN_FILE, and the file lists are empty).
 fn full_memcg(kernel: Kernel) -> (Machine, Classic, u16, u32, u32) {
     let mut cfg = MachineConfig::simple(4096);
     cfg.kernel = kernel;
@@ -1035,13 +1035,14 @@ fn full_memcg(kernel: Kernel) -> (Machine, Classic, u16, u32, u32) {
     let a = m.memcg_by_path("/a").unwrap();
     let q = m.create_process("q", a, 40);
     let p = m.create_process("p", a, 25);
-    for i in 0..40 {
+    for i in 0..39 {
         write_anon(&mut m, &mut pol, q, i);
     }
-    for i in 0..24 {
+    for i in 0..23 {
         write_anon(&mut m, &mut pol, p, i);
     }
     assert_eq!(m.memcgs[a as usize].usage, 64);
+    assert_eq!(m.memcgs[a as usize].pgtable_pages, 2);
     assert_eq!(m.memcg_events_hier(a).get(Vm::MemcgMax), 0);
     (m, pol, a, p, q)
 }
@@ -1058,7 +1059,7 @@ fn memcg_oom_fires_after_max_reclaim_retries_without_progress_and_not_before() {
         let out = m.access(
             &mut pol,
             p,
-            PageRef::Anon { page: 24 },
+            PageRef::Anon { page: 23 },
             Op::Write,
             Via::Mmap,
         );
@@ -1075,8 +1076,10 @@ fn memcg_oom_fires_after_max_reclaim_retries_without_progress_and_not_before() {
         assert_eq!(m.vm.get(Vm::OomKill), 1, "{kernel}");
         assert_eq!(m.oom_victims, vec![q], "{kernel}");
         assert!(!m.procs[q as usize].alive && m.procs[p as usize].alive);
+        // p's 24 pages and PTE table; q's table went to this CPU's stock and the charge took it.
         assert_eq!(m.memcgs[a as usize].usage, 25, "{kernel}");
-        assert_eq!(m.memcgs[a as usize].usage, m.procs[p as usize].rss);
+        assert_eq!(m.memcgs[a as usize].usage, m.procs[p as usize].rss + 1);
+        assert_eq!(m.memcgs[a as usize].stock_pages, 0);
         // Nothing was reclaimable, so nothing was scanned.
         assert_eq!(ev.get(Vm::PgstealDirect), 0);
         check(&m, &pol);
@@ -1092,14 +1095,15 @@ fn memcg_oom_kills_the_charging_task_when_it_is_the_only_one() {
     let (mut m, mut pol) = build(cfg);
     let a = m.memcg_by_path("/a").unwrap();
     let p = m.create_process("p", a, 33);
-    for i in 0..32 {
+    // 31 pages and their PTE table.
+    for i in 0..31 {
         write_anon(&mut m, &mut pol, p, i);
     }
     enter(&mut m, p);
     let out = m.access(
         &mut pol,
         p,
-        PageRef::Anon { page: 32 },
+        PageRef::Anon { page: 31 },
         Op::Write,
         Via::Mmap,
     );
@@ -1109,7 +1113,10 @@ fn memcg_oom_kills_the_charging_task_when_it_is_the_only_one() {
     assert_eq!(ev.get(Vm::MemcgOom), 1);
     assert_eq!(m.vm.get(Vm::OomKill), 1);
     assert_eq!(m.oom_victims, vec![p]);
-    assert_eq!(m.memcgs[a as usize].usage, 0);
+    // The folios are uncharged; the PTE table went to this CPU's charge stock
+    // (`obj_cgroup_uncharge_pages` → `refill_stock`), still charged.
+    assert_eq!(m.memcgs[a as usize].usage, 1);
+    assert_eq!(m.memcgs[a as usize].stock_pages, 1);
     check(&m, &pol);
 }
 
@@ -1123,12 +1130,15 @@ fn memcg_charge_that_reclaim_makes_room_for_does_not_oom() {
     let b = m.memcg_by_path("/b").unwrap();
     let f = m.create_file("f", 32);
     let p = m.create_process("p", b, 33);
+    // 31 anon pages, their PTE table and 32 page-cache pages.
     for i in 0..32 {
-        write_anon(&mut m, &mut pol, p, i);
+        if i < 31 {
+            write_anon(&mut m, &mut pol, p, i);
+        }
         read(&mut m, &mut pol, p, f, i);
     }
     assert_eq!(m.memcgs[b as usize].usage, 64);
-    write_anon(&mut m, &mut pol, p, 32);
+    write_anon(&mut m, &mut pol, p, 31);
     let ev = m.memcg_events_hier(b);
     assert_eq!(ev.get(Vm::MemcgMax), 1);
     assert_eq!(ev.get(Vm::MemcgOom), 0);
@@ -1139,7 +1149,7 @@ fn memcg_charge_that_reclaim_makes_room_for_does_not_oom() {
         "limit reclaim freed page cache"
     );
     assert!(m.memcgs[b as usize].usage <= 64);
-    assert_eq!(m.procs[p as usize].rss, 33);
+    assert_eq!(m.procs[p as usize].rss, 32);
     check(&m, &pol);
 }
 
@@ -1270,14 +1280,15 @@ fn a_nested_task_defers_the_oom_kill_to_the_top_level() {
         let (mut m, mut pol) = build(cfg);
         let a = m.memcg_by_path("/a").unwrap();
         let p = m.create_process("p", a, 33);
-        for i in 0..32 {
+        // 31 pages and their PTE table fill it.
+        for i in 0..31 {
             write_anon(&mut m, &mut pol, p, i);
         }
         enter(&mut m, p);
         m.ctx.nested = nested;
         m.ctx.may_yield = true;
         m.ctx.yield_at = u64::MAX;
-        let page = PageRef::Anon { page: 32 };
+        let page = PageRef::Anon { page: 31 };
         let out = m.access(&mut pol, p, page, Op::Write, Via::Mmap);
         assert!(out.is_none());
         assert_eq!(m.ctx.yielded, nested);

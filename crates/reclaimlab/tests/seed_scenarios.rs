@@ -252,6 +252,46 @@ fn per_cpu_lru_batches_shrink_with_the_scale() {
     );
 }
 
+/// The memcg charge batch (and so each CPU's charge stock) shrinks with the scale as the LRU
+/// batches do: `round(64 × scale)` pages, at least one; scale 1 and the micro scenarios keep
+/// the kernel's 64.
+#[test]
+fn memcg_charge_batches_shrink_with_the_scale() {
+    let cap = |name: &str, scale: f64| {
+        micro::builtin(name, scale)
+            .unwrap()
+            .machine
+            .memcg_charge_batch_cap
+    };
+    for name in NAMES {
+        assert_eq!(cap(name, 1.0), None, "{name}");
+        assert_eq!(cap(name, 1.0 / 128.0), Some(1), "{name}");
+        assert_eq!(cap(name, 1.0 / 16.0), Some(4), "{name}");
+        assert_eq!(cap(name, 1.0 / 2.0), Some(32), "{name}");
+    }
+    assert_eq!(cap("zipf", 0.5), None);
+    // Page tables are charged at scale 1 only (a vma's first table does not shrink).
+    for name in NAMES {
+        let charges = |scale: f64| {
+            micro::builtin(name, scale)
+                .unwrap()
+                .machine
+                .charge_page_tables
+        };
+        assert!(charges(1.0) && !charges(0.5), "{name}");
+    }
+    assert!(
+        micro::builtin("zipf", 0.5)
+            .unwrap()
+            .machine
+            .charge_page_tables
+    );
+    // The cap is what a charge takes: at scale 1/16, 4 pages, 3 of them to the stock.
+    let scn = micro::builtin("kernel-build", 1.0 / 16.0).unwrap();
+    let m = reclaimlab::machine::Machine::new(scn.machine.clone()).unwrap();
+    assert_eq!(m.memcg_charge_batch(), 4);
+}
+
 #[test]
 fn ycsb_b_dirties_file_pages_and_writes_them_back() {
     let scn = micro::builtin("ycsb-b", 1.0 / 256.0).unwrap();

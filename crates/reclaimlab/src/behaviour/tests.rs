@@ -47,6 +47,8 @@ fn old_answer(k: Kernel, b: Behaviour) -> bool {
         B::ActiveAddClearsRefs => era != 'A',
         // readahead.rs / memcg.rs: `self >= Kernel::V7_1`
         B::FaultAroundCreditsFaultingFolioOnly | B::SwappinessAnonOnly => k >= Kernel::V7_1,
+        // memcg.rs (charge stocks, added after the table): from 7.1 (6.16's change).
+        B::MultiMemcgStock => k >= Kernel::V7_1,
         // mglru: `era == C` (or `!= C` negated)
         B::WorkingsetTopTier
         | B::ProtectedAtTier

@@ -243,8 +243,11 @@ impl Machine {
         Ok(())
     }
 
-    /// memory.current of each memcg equals the pages charged to its subtree, and never
-    /// exceeds memory.max.
+    /// memory.current of each memcg equals the pages charged to its subtree: its folios, its
+    /// processes' PTE tables and the pages of it the CPUs' charge stocks hold
+    /// (`memcg_stock_pcp`), and never exceeds
+    /// memory.max. Each stock slot holds at most a batch, an empty slot none, and one memcg is
+    /// cached in at most one slot of a CPU.
     fn check_memcg_usage(&self) -> Result<(), String> {
         let mut local = vec![0u64; self.memcgs.len()];
         for f in &self.folios {
@@ -252,16 +255,67 @@ impl Machine {
                 local[f.memcg as usize] += 1;
             }
         }
+        let mut stocked = vec![0u64; self.memcgs.len()];
+        let batch = self.memcg_charge_batch();
+        for (cpu, st) in self.memcg_stock.iter().enumerate() {
+            for (i, (&mc, &nr)) in st.cached.iter().zip(&st.nr_pages).enumerate() {
+                if mc == 0 && nr != 0 || nr > batch {
+                    return Err(format!(
+                        "cpu {cpu} charge stock slot {i}: memcg {mc} with {nr} pages (batch {batch})"
+                    ));
+                }
+                if mc != 0 && st.cached[..i].contains(&mc) {
+                    return Err(format!("cpu {cpu}: memcg {mc} in two charge stock slots"));
+                }
+                stocked[mc as usize] += nr;
+            }
+        }
+        // PTE tables: one wherever a PTE is not none; each charged to its process's memcg
+        // (but the root's).
+        let mut tables = vec![0u64; self.memcgs.len()];
+        // (An exited process has none, whatever a fault that outlived its exit_mmap mapped.)
+        for p in self.procs.iter().filter(|p| p.alive) {
+            for (vi, v) in p.vmas.iter().enumerate() {
+                if v.pte_table.len() != v.pmd_young.len() {
+                    return Err(format!("pid {} vma {vi}: pte_table sized wrong", p.pid));
+                }
+                for (t, &allocated) in v.pte_table.iter().enumerate() {
+                    let lo = t * super::mm::PTRS_PER_PTE as usize;
+                    let hi = (lo + super::mm::PTRS_PER_PTE as usize).min(v.ptes.len());
+                    if !allocated && v.ptes[lo..hi].iter().any(|pte| !pte.is_none()) {
+                        return Err(format!(
+                            "pid {} vma {vi}: PTEs without PTE table {t}",
+                            p.pid
+                        ));
+                    }
+                    if allocated && p.memcg != 0 && self.cfg.charge_page_tables {
+                        tables[p.memcg as usize] += 1;
+                    }
+                }
+            }
+        }
         for mc in 0..self.memcgs.len() as u16 {
+            let m = &self.memcgs[mc as usize];
+            if m.pgtable_pages != tables[mc as usize] {
+                return Err(format!(
+                    "memcg {}: pgtable_pages {} but {} PTE tables",
+                    m.path, m.pgtable_pages, tables[mc as usize]
+                ));
+            }
+            if m.local_pages != local[mc as usize] || m.stock_pages != stocked[mc as usize] {
+                return Err(format!(
+                    "memcg {}: local_pages {} stock_pages {} but {} folios and {} stocked",
+                    m.path, m.local_pages, m.stock_pages, local[mc as usize], stocked[mc as usize]
+                ));
+            }
             let sum: u64 = self
                 .memcg_subtree(mc)
                 .iter()
-                .map(|&c| local[c as usize])
+                .map(|&c| local[c as usize] + stocked[c as usize] + tables[c as usize])
                 .sum();
-            let m = &self.memcgs[mc as usize];
             if sum != m.usage {
                 return Err(format!(
-                    "memcg {}: usage {} but {sum} pages charged",
+                    "memcg {}: usage {} but {sum} pages charged (folios, charge stocks, PTE tables)",
                     m.path, m.usage
                 ));
             }

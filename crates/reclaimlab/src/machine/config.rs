@@ -193,6 +193,14 @@ fn default_fault_around_bytes() -> u64 {
     DEFAULT_FAULT_AROUND_BYTES
 }
 
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 /// The whole machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MachineConfig {
@@ -227,6 +235,17 @@ pub struct MachineConfig {
     /// LRU batches at small scale"); None = the kernel's 31 (15 before v6.9).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_batch_cap: Option<u32>,
+    /// At most this many pages per memcg charge (`MEMCG_CHARGE_BATCH`), and so in each
+    /// per-CPU charge stock, when a scaled-down scenario shrinks it with its memory
+    /// (docs/model.md §2, "Memory cgroups"); None = the kernel's 64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memcg_charge_batch_cap: Option<u32>,
+    /// Whether PTE tables are charged to the faulting task's memcg (`pte_alloc` with
+    /// __GFP_ACCOUNT). Scaled-down seed scenarios turn it off: a vma has at least one table
+    /// whatever its size, so at scale 1/1024 their tables would be ~1000 times their seed's
+    /// share of memory (docs/model.md §2, "Page tables").
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub charge_page_tables: bool,
     pub memcgs: Vec<MemcgConfig>,
     pub cost: CostProfile,
     /// The capacity asked for with `--cache-pages`: textbook caches hold exactly this many
@@ -266,6 +285,8 @@ impl MachineConfig {
             dirty_background_ratio: DIRTY_BACKGROUND_RATIO,
             interleave: false,
             lru_batch_cap: None,
+            memcg_charge_batch_cap: None,
+            charge_page_tables: true,
             memcgs: Vec::new(),
             cost: CostProfile::default(),
             cache_pages: None,

@@ -176,7 +176,7 @@ impl Machine {
         self.folios[pfn as usize].mapcount += 1;
     }
 
-    fn count_fault(&mut self, pid: u32, major: bool) {
+    pub(super) fn count_fault(&mut self, pid: u32, major: bool) {
         // A resumed access continues the fault it yielded in (counted then).
         if self.ctx.resumed {
             return;
@@ -202,6 +202,10 @@ impl Machine {
     ) -> Option<AccessOutcome> {
         self.ensure_vma_size(pid, vma, index);
         let pte = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+        // do_anonymous_page: the PTE table first.
+        if pte.is_none() && !self.pte_alloc(pol, pid, vma, index) {
+            return None;
+        }
         if pte.is_present() {
             self.procs[pid as usize].vmas[vma as usize].touch(index, write);
             return Some(AccessOutcome {
@@ -450,6 +454,11 @@ impl Machine {
         self.ensure_vma_size(pid, vma, index);
         let shared = self.procs[pid as usize].vmas[vma as usize].flags & vm::SHARED != 0;
         let pte = self.procs[pid as usize].vmas[vma as usize].ptes[index as usize];
+        // The PTE table (`pte_alloc`), charged before the folio (the kernel's do_read_fault
+        // allocates it after filemap_fault unless fault-around preallocates it).
+        if pte.is_none() && !self.pte_alloc(pol, pid, vma, index) {
+            return None;
+        }
         if pte.is_present() {
             let pfn = pte.pfn();
             if write && !shared && !self.folios[pfn as usize].is_anon() {

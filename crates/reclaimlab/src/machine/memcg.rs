@@ -29,8 +29,15 @@ pub struct Memcg {
     pub elow: u64,
     /// Event counters: memory.stat events and memory.events (local; summed for output).
     pub events: Counters,
-    /// Pages charged to this memcg itself (not its children).
+    /// Pages charged to this memcg itself (not its children) by its folios: memory.stat's
+    /// anon + file (`usage` also counts the charge stocks' pages).
     pub local_pages: u64,
+    /// Pages charged to this memcg (itself, not its children) that sit in the CPUs' charge
+    /// stocks (`memcg_stock_pcp`): in memory.current, in no folio and not in memory.stat.
+    pub stock_pages: u64,
+    /// PTE tables charged to this memcg itself (`pte_alloc`; memory.stat `pagetables`, not in
+    /// `anon` or `file`).
+    pub pgtable_pages: u64,
     /// Heat-level reclaim state per node (empty until first used; never for the root).
     pub heat: Vec<super::memcg_walk::HeatState>,
     /// Hierarchical NR_FILE_PAGES, NR_FILE_DIRTY and NR_WRITEBACK (pages) of this memcg and
@@ -60,11 +67,26 @@ impl Memcg {
             elow: 0,
             events: Counters::default(),
             local_pages: 0,
+            stock_pages: 0,
+            pgtable_pages: 0,
             heat: Vec::new(),
             wb_stat: [0; 4],
             dirty_exceeded: false,
         }
     }
+}
+
+/// One CPU's memcg charge stock (`struct memcg_stock_pcp`): pages charged to a memcg's page
+/// counters ahead of use, which only a charge on this CPU can take (`consume_stock`). 6.1 and
+/// 6.12 cache one memcg (slot 0); from 6.16 (`Behaviour::MultiMemcgStock`) up to
+/// `NR_MEMCG_STOCK`, `drain_idx` naming the slot to drain when all are taken.
+#[derive(Clone, Debug, Default)]
+pub struct MemcgStock {
+    /// `cached[i]`: the memcg of each slot; 0 for an empty one (the root is never cached).
+    pub cached: [u16; NR_MEMCG_STOCK],
+    /// `nr_pages[i]`: the pages charged and not used.
+    pub nr_pages: [u64; NR_MEMCG_STOCK],
+    pub drain_idx: u8,
 }
 
 /// Splits "/a/b" into its parent path "/a".
@@ -123,11 +145,17 @@ impl Machine {
         }
     }
 
-    /// `page_counter_uncharge` of one page.
+    /// `uncharge_batch` of one page: `page_counter_uncharge` straight from the folio (no
+    /// charge stock on this path, in 6.1, 6.12 and 7.2 alike).
     pub fn memcg_uncharge(&mut self, memcg: u16) {
-        self.usage_epoch += 1;
         self.memcgs[memcg as usize].local_pages -= 1;
-        self.for_each_ancestor(memcg, |mc| mc.usage -= 1);
+        self.page_counter_uncharge(memcg, 1);
+    }
+
+    /// `page_counter_uncharge`: `nr` pages off the memcg's and every ancestor's usage.
+    fn page_counter_uncharge(&mut self, memcg: u16, nr: u64) {
+        self.usage_epoch += 1;
+        self.for_each_ancestor(memcg, |mc| mc.usage -= nr);
     }
 
     /// `page_counter_try_charge`: the first level (walking up) whose memory.max would be
@@ -144,8 +172,145 @@ impl Machine {
             mc.usage += nr;
             mc.peak = mc.peak.max(mc.usage);
         });
-        self.memcgs[memcg as usize].local_pages += nr;
         None
+    }
+
+    /// `MEMCG_CHARGE_BATCH`, or the scaled scenario's cap on it.
+    pub fn memcg_charge_batch(&self) -> u64 {
+        self.cfg
+            .memcg_charge_batch_cap
+            .map_or(MEMCG_CHARGE_BATCH, |cap| {
+                MEMCG_CHARGE_BATCH.min(u64::from(cap.max(1)))
+            })
+    }
+
+    /// The memcgs a CPU's charge stock can cache at once.
+    fn memcg_stock_slots(&self) -> usize {
+        if self.kernel.has(Behaviour::MultiMemcgStock) {
+            NR_MEMCG_STOCK
+        } else {
+            1
+        }
+    }
+
+    /// `consume_stock`: takes `nr` pages from the current CPU's stock of `memcg`, if it holds
+    /// that many (and `nr` is at most a batch).
+    pub fn consume_stock(&mut self, memcg: u16, nr: u64) -> bool {
+        if nr > self.memcg_charge_batch() {
+            return false;
+        }
+        let slots = self.memcg_stock_slots();
+        let stock = &mut self.memcg_stock[self.ctx.cpu as usize];
+        let Some(i) = (0..slots).find(|&i| stock.cached[i] == memcg) else {
+            return false;
+        };
+        if stock.nr_pages[i] < nr {
+            return false;
+        }
+        stock.nr_pages[i] -= nr;
+        self.memcgs[memcg as usize].stock_pages -= nr;
+        true
+    }
+
+    /// `drain_stock`: gives slot `i` of a CPU's stock back to its memcg's page counters and
+    /// empties it.
+    fn drain_stock(&mut self, cpu: usize, i: usize) {
+        let stock = &mut self.memcg_stock[cpu];
+        let (memcg, nr) = (stock.cached[i], stock.nr_pages[i]);
+        stock.cached[i] = 0;
+        stock.nr_pages[i] = 0;
+        if memcg != 0 && nr > 0 {
+            self.memcgs[memcg as usize].stock_pages -= nr;
+            self.page_counter_uncharge(memcg, nr);
+        }
+    }
+
+    /// `drain_local_stock` (6.1, 6.12) / `drain_local_memcg_stock` (`drain_stock_fully`):
+    /// empties every slot of a CPU's stock.
+    fn drain_local_stock(&mut self, cpu: usize) {
+        for i in 0..self.memcg_stock_slots() {
+            self.drain_stock(cpu, i);
+        }
+    }
+
+    /// `refill_stock` (6.1, 6.12: `__refill_stock`): puts `nr` charged pages of `memcg` in the
+    /// current CPU's stock, draining the slot it takes from another memcg, and the slot itself
+    /// once it holds more than a batch.
+    pub fn refill_stock(&mut self, memcg: u16, nr: u64) {
+        let batch = self.memcg_charge_batch();
+        let cpu = self.ctx.cpu as usize;
+        let i = if self.kernel.has(Behaviour::MultiMemcgStock) {
+            // More than a batch is uncharged at once (never from try_charge_memcg, whose
+            // surplus is below a batch).
+            if nr > batch {
+                self.page_counter_uncharge(memcg, nr);
+                return;
+            }
+            let stock = &self.memcg_stock[cpu];
+            match stock.cached.iter().position(|&c| c == memcg) {
+                Some(i) => i,
+                None => {
+                    let i = match stock.cached.iter().position(|&c| c == 0) {
+                        Some(i) => i,
+                        None => {
+                            let stock = &mut self.memcg_stock[cpu];
+                            let i = stock.drain_idx as usize;
+                            stock.drain_idx = ((i + 1) % NR_MEMCG_STOCK) as u8;
+                            self.drain_stock(cpu, i);
+                            i
+                        }
+                    };
+                    self.memcg_stock[cpu].cached[i] = memcg;
+                    i
+                }
+            }
+        } else {
+            if self.memcg_stock[cpu].cached[0] != memcg {
+                self.drain_stock(cpu, 0);
+                self.memcg_stock[cpu].cached[0] = memcg;
+            }
+            0
+        };
+        self.memcg_stock[cpu].nr_pages[i] += nr;
+        self.memcgs[memcg as usize].stock_pages += nr;
+        if self.memcg_stock[cpu].nr_pages[i] > batch {
+            self.drain_stock(cpu, i);
+        }
+    }
+
+    /// `drain_all_stock`: drains every CPU's stock that holds pages of `root` or a descendant:
+    /// the current CPU's at once, the others' by a work item queued on their CPU
+    /// (`schedule_work_on`), which `run_stock_drain_work` runs. A CPU with a drain still
+    /// queued (FLUSHING_CACHED_CHARGE) is skipped.
+    pub fn drain_all_stock(&mut self, root: u16) {
+        let cur = self.ctx.cpu;
+        let slots = self.memcg_stock_slots();
+        for cpu in 0..self.memcg_stock.len() as u32 {
+            if self.stock_drain_work.contains(&cpu) {
+                continue;
+            }
+            let stock = &self.memcg_stock[cpu as usize];
+            let flush = (0..slots).any(|i| {
+                stock.cached[i] != 0
+                    && stock.nr_pages[i] > 0
+                    && is_descendant(&self.memcgs, stock.cached[i], root)
+            });
+            if !flush {
+                continue;
+            }
+            if cpu == cur {
+                self.drain_local_stock(cpu as usize);
+            } else {
+                self.stock_drain_work.push(cpu);
+            }
+        }
+    }
+
+    /// The drains `drain_all_stock` queued on other CPUs run (their kworkers).
+    pub fn run_stock_drain_work(&mut self) {
+        for cpu in std::mem::take(&mut self.stock_drain_work) {
+            self.drain_local_stock(cpu as usize);
+        }
     }
 
     /// Headroom below memory.max of a memcg (`mem_cgroup_margin`).
@@ -154,23 +319,63 @@ impl Machine {
         mc.max.saturating_sub(mc.usage)
     }
 
+    /// `try_charge_memcg`'s first charge size: `max(MEMCG_CHARGE_BATCH, nr_pages)`; the root
+    /// memcg charges `nr` alone (`try_charge` returns before `try_charge_memcg` for it, so it
+    /// has no stock).
+    fn charge_batch_for(&self, memcg: u16, nr: u64) -> u64 {
+        if memcg == 0 {
+            nr
+        } else {
+            self.memcg_charge_batch().max(nr)
+        }
+    }
+
+    /// One attempt of `try_charge_memcg` (its `retry:` label): `consume_stock`, else
+    /// `page_counter_try_charge` of `batch` pages with the surplus over `nr` to the stock
+    /// (`done_restock` → `refill_stock`). None once charged, else the first level (walking
+    /// up) whose memory.max `batch` would exceed.
+    fn charge_attempt(&mut self, memcg: u16, nr: u64, batch: u64) -> Option<u16> {
+        if memcg == 0 || !self.consume_stock(memcg, nr) {
+            if let Some(over) = self.page_counter_try_charge(memcg, batch) {
+                return Some(over);
+            }
+            if batch > nr {
+                self.refill_stock(memcg, batch - nr);
+            }
+        }
+        self.memcgs[memcg as usize].local_pages += nr;
+        None
+    }
+
     /// `try_charge_memcg` for one page: limit reclaim, MAX_RECLAIM_RETRIES zero-progress retries,
     /// then the memcg OOM killer. Returns false when the charge failed (the task was killed,
     /// nothing could be killed, or the task yielded: `ctx.yielded`, the loop's state saved in
     /// `resume.charge`).
     pub fn try_charge(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> bool {
-        let (mut retries, mut drained) = match self.resume.charge.take() {
-            Some(c) if c.memcg == memcg => (c.retries, c.drained),
-            _ => (MAX_RECLAIM_RETRIES, false),
+        let charged = self.try_charge_memcg(pol, memcg, nr);
+        // The drains drain_all_stock queued on other CPUs have run by the time it returns.
+        self.run_stock_drain_work();
+        charged
+    }
+
+    fn try_charge_memcg(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> bool {
+        let (mut retries, mut drained, mut batch) = match self.resume.charge.take() {
+            Some(c) if c.memcg == memcg => (c.retries, c.drained, c.batch),
+            _ => (MAX_RECLAIM_RETRIES, false, self.charge_batch_for(memcg, nr)),
         };
         loop {
-            let Some(over) = self.page_counter_try_charge(memcg, nr) else {
+            let Some(over) = self.charge_attempt(memcg, nr, batch) else {
                 self.resume
                     .reclaim
                     .take_if(|sc| sc.target_mem_cgroup.is_some());
                 self.note_over_high(memcg, nr);
                 return true;
             };
+            // A failed batch falls back to the pages asked for, for the rest of the call.
+            if batch > nr {
+                batch = nr;
+                continue;
+            }
             // A reclaim the task was preempted in goes on: the same attempt, no new event.
             let in_reclaim = self
                 .resume
@@ -180,38 +385,39 @@ impl Machine {
             if !in_reclaim {
                 self.count_memcg(over, Vm::MemcgMax, 1);
             }
+            // Drains queued on other CPUs by the last drain_all_stock have run by now.
+            self.run_stock_drain_work();
             // try_charge_memcg: limit reclaim is a memory stall.
             let stall = self.psi_memstall_enter();
             let reclaimed =
                 super::vmscan::try_to_free_mem_cgroup_pages(self, pol, over, nr, true, false, None);
             self.psi_memstall_leave(stall);
             if self.ctx.yielded {
-                return self.charge_yield(memcg, retries, drained);
+                return self.charge_yield(memcg, retries, drained, batch);
             }
             if self.memcg_margin(over) >= nr {
                 continue;
             }
-            // drain_all_stock: the per-CPU charge stocks are not modelled, but the kernel still
-            // retries (and so reclaims) once more after draining them.
             if !drained {
+                self.drain_all_stock(over);
                 drained = true;
                 continue;
             }
             if reclaimed > 0 && nr <= 8 {
                 if self.preempt_point(pol) {
-                    return self.charge_yield(memcg, retries, drained);
+                    return self.charge_yield(memcg, retries, drained, batch);
                 }
                 continue;
             }
             if retries > 0 {
                 retries -= 1;
                 if self.preempt_point(pol) {
-                    return self.charge_yield(memcg, retries, drained);
+                    return self.charge_yield(memcg, retries, drained, batch);
                 }
                 continue;
             }
             if self.defer_oom_to_top_level() {
-                return self.charge_yield(memcg, 0, drained);
+                return self.charge_yield(memcg, 0, drained, batch);
             }
             // mem_cgroup_oom: a kill resets the retries; no victim means -ENOMEM.
             self.count_memcg(over, Vm::MemcgOom, 1);
@@ -229,30 +435,48 @@ impl Machine {
     /// after `drain_all_stock`, then failure; never the OOM killer. The caller has yields
     /// turned off.
     pub fn try_charge_noretry(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> bool {
-        // Before and after draining: a reclaim, then the charge is tried again.
-        for _drained in [false, true] {
-            let Some(over) = self.page_counter_try_charge(memcg, nr) else {
+        let charged = self.try_charge_memcg_noretry(pol, memcg, nr);
+        self.run_stock_drain_work();
+        charged
+    }
+
+    fn try_charge_memcg_noretry(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> bool {
+        let mut batch = self.charge_batch_for(memcg, nr);
+        let mut drained = false;
+        loop {
+            let Some(over) = self.charge_attempt(memcg, nr, batch) else {
                 self.note_over_high(memcg, nr);
                 return true;
             };
+            if batch > nr {
+                batch = nr;
+                continue;
+            }
             self.count_memcg(over, Vm::MemcgMax, 1);
+            self.run_stock_drain_work();
             let stall = self.psi_memstall_enter();
             super::vmscan::try_to_free_mem_cgroup_pages(self, pol, over, nr, true, false, None);
             self.psi_memstall_leave(stall);
+            if self.memcg_margin(over) >= nr {
+                continue;
+            }
+            if !drained {
+                self.drain_all_stock(over);
+                drained = true;
+                continue;
+            }
+            // __GFP_NORETRY: -ENOMEM.
+            return false;
         }
-        if self.page_counter_try_charge(memcg, nr).is_none() {
-            self.note_over_high(memcg, nr);
-            return true;
-        }
-        false
     }
 
     /// The charging task yields: its retry loop resumes later where it stopped.
-    fn charge_yield(&mut self, memcg: u16, retries: u32, drained: bool) -> bool {
+    fn charge_yield(&mut self, memcg: u16, retries: u32, drained: bool, batch: u64) -> bool {
         self.resume.charge = Some(super::ChargeLoop {
             memcg,
             retries,
             drained,
+            batch,
         });
         false
     }
@@ -457,8 +681,18 @@ impl Machine {
     pub fn set_memory_high(&mut self, pol: &mut dyn Policy, memcg: u16, high: u64) {
         self.memcgs[memcg as usize].high = high;
         let mut nr_retries = MAX_RECLAIM_RETRIES;
+        let mut drained = false;
         while self.memcgs[memcg as usize].usage > high {
-            let over = self.memcgs[memcg as usize].usage - high;
+            if !drained {
+                self.drain_all_stock(memcg);
+                drained = true;
+                continue;
+            }
+            self.run_stock_drain_work();
+            let over = self.memcgs[memcg as usize].usage.saturating_sub(high);
+            if over == 0 {
+                continue;
+            }
             let r = super::vmscan::try_to_free_mem_cgroup_pages(
                 self, pol, memcg, over, true, false, None,
             );
@@ -466,16 +700,28 @@ impl Machine {
                 break;
             }
         }
+        self.run_stock_drain_work();
     }
 
     /// `memory_max_write`: set memory.max, reclaim down to it, then OOM-kill if needed.
     pub fn set_memory_max(&mut self, pol: &mut dyn Policy, memcg: u16, max: u64) {
         self.memcgs[memcg as usize].max = max;
         let mut nr_reclaims = MAX_RECLAIM_RETRIES;
+        let mut drained = false;
         loop {
             let usage = self.memcgs[memcg as usize].usage;
             if usage <= max {
-                return;
+                break;
+            }
+            if !drained {
+                self.drain_all_stock(memcg);
+                drained = true;
+                continue;
+            }
+            self.run_stock_drain_work();
+            let usage = self.memcgs[memcg as usize].usage;
+            if usage <= max {
+                break;
             }
             if nr_reclaims > 0 {
                 let r = super::vmscan::try_to_free_mem_cgroup_pages(
@@ -494,9 +740,10 @@ impl Machine {
             }
             self.count_memcg(memcg, Vm::MemcgOom, 1);
             if !self.out_of_memory(pol, Some(memcg)) {
-                return;
+                break;
             }
         }
+        self.run_stock_drain_work();
     }
 }
 
@@ -545,6 +792,41 @@ mod tests {
         assert_eq!(effective_protection(200, 100, 100, 200), 50);
         // Not overcommitted: the child's own min(usage, setting).
         assert_eq!(effective_protection(80, 100, 300, 180), 80);
+    }
+
+    /// `__refill_stock` / 7.x `refill_stock`: a stock of exactly a batch is kept, one above
+    /// it is drained (`drain_stock` uncharges every page and empties the slot); 7.x gives a
+    /// refill of more than a batch straight back (`memcg_uncharge`).
+    #[test]
+    fn a_stock_above_a_batch_is_drained() {
+        use crate::machine::MachineConfig;
+        for kernel in [Kernel::V6_1, Kernel::V6_12, Kernel::V7_2] {
+            let mut cfg = MachineConfig::simple(4096);
+            cfg.kernel = kernel;
+            cfg.memcgs = vec![MemcgConfig::new("/a").with_max(4096)];
+            let mut m = Machine::new(cfg).unwrap();
+            let a = m.memcg_by_path("/a").unwrap();
+            let stock = |m: &Machine| (m.memcg_stock[0].cached[0], m.memcg_stock[0].nr_pages[0]);
+            assert!(m.page_counter_try_charge(a, 60).is_none());
+            m.refill_stock(a, 60);
+            assert!(m.page_counter_try_charge(a, 4).is_none());
+            m.refill_stock(a, 4);
+            assert_eq!(
+                stock(&m),
+                (a, MEMCG_CHARGE_BATCH),
+                "{kernel}: a batch is kept"
+            );
+            assert_eq!(m.memcgs[a as usize].usage, MEMCG_CHARGE_BATCH);
+            assert!(m.page_counter_try_charge(a, 1).is_none());
+            m.refill_stock(a, 1);
+            assert_eq!(stock(&m), (0, 0), "{kernel}: above a batch: drained");
+            assert_eq!(m.memcgs[a as usize].usage, 0, "{kernel}");
+            assert_eq!(m.memcgs[a as usize].stock_pages, 0, "{kernel}");
+            assert!(m.page_counter_try_charge(a, 65).is_none());
+            m.refill_stock(a, 65);
+            assert_eq!(stock(&m), (0, 0), "{kernel}");
+            assert_eq!(m.memcgs[a as usize].usage, 0, "{kernel}");
+        }
     }
 
     #[test]

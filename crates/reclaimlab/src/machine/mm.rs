@@ -99,6 +99,9 @@ pub struct Vma {
     /// The accessed bit of each non-leaf PMD entry (one per 512 PTEs), which x86 hardware sets
     /// when it walks through it (`arch_has_hw_nonleaf_pmd_young`).
     pub pmd_young: Vec<bool>,
+    /// Whether each PTE table (one per 512 PTEs) is allocated (and charged to the process's
+    /// memcg): from the first fault in its range (`pte_alloc`) to exit or munmap.
+    pub pte_table: Vec<bool>,
 }
 
 /// PTEs per PTE table (one PMD entry).
@@ -113,6 +116,7 @@ impl Vma {
             // allocates a PTE table only on first fault.
             ptes: bytemuck::zeroed_vec(pages as usize),
             pmd_young: vec![false; pages.div_ceil(PTRS_PER_PTE) as usize],
+            pte_table: vec![false; pages.div_ceil(PTRS_PER_PTE) as usize],
         }
     }
     /// Grows the page table to cover `index`.
@@ -120,6 +124,8 @@ impl Vma {
         if index as usize >= self.ptes.len() {
             self.ptes.resize(index as usize + 1, Pte::NONE);
             self.pmd_young
+                .resize((index + 1).div_ceil(PTRS_PER_PTE) as usize, false);
+            self.pte_table
                 .resize((index + 1).div_ceil(PTRS_PER_PTE) as usize, false);
         }
     }
@@ -457,6 +463,11 @@ impl Machine {
                 let pte = self.procs[pid as usize].vmas[vi].ptes[i];
                 self.zap_pte(pol, pid, vi as u16, i as u64, pte);
             }
+            // free_pgtables: every PTE table of the vma.
+            let tables = self.procs[pid as usize].vmas[vi].pte_table.len();
+            for t in 0..tables {
+                self.pte_free(pid, vi as u16, t);
+            }
         }
         self.procs[pid as usize].alive = false;
         let files: Vec<u32> = self.procs[pid as usize]
@@ -483,6 +494,66 @@ impl Machine {
         for i in start..(start + len).min(n) {
             let pte = self.procs[pid as usize].vmas[0].ptes[i as usize];
             self.zap_pte(pol, pid, 0, i, pte);
+        }
+        // free_pgtables: the PTE tables whose whole range was unmapped.
+        let end = (start + len).min(n);
+        for t in start.div_ceil(PTRS_PER_PTE)..end / PTRS_PER_PTE {
+            self.pte_free(pid, 0, t as usize);
+        }
+    }
+
+    /// `pte_alloc` (`__pte_alloc` → `pte_alloc_one`, GFP_PGTABLE_USER with __GFP_ACCOUNT):
+    /// the PTE table covering `index` of a vma, allocated at the first fault in its range and
+    /// charged to the task's memcg (`__memcg_kmem_charge_page` → `obj_cgroup_charge_pages` →
+    /// `try_charge_memcg`; the root memcg has no objcg and charges nothing). False if the
+    /// charge failed (the task was killed or yielded).
+    pub(super) fn pte_alloc(
+        &mut self,
+        pol: &mut dyn Policy,
+        pid: u32,
+        vma: u16,
+        index: u64,
+    ) -> bool {
+        let t = (index / PTRS_PER_PTE) as usize;
+        // A process whose exit_mmap ran while one of its threads was in a fault (the model
+        // runs it at once; the kernel's waits for the mm's last user) has no page tables.
+        if self.procs[pid as usize].vmas[vma as usize].pte_table[t]
+            || !self.procs[pid as usize].alive
+        {
+            return true;
+        }
+        let memcg = self.procs[pid as usize].memcg;
+        if memcg != 0 && self.cfg.charge_page_tables {
+            if !self.try_charge(pol, memcg, 1) {
+                // A resumed access does not count its fault again (it was counted before the
+                // yield): count it now, as a minor one (a file fault whose table charge yields
+                // and whose read then waits is not counted major).
+                if self.ctx.yielded && !self.ctx.resumed {
+                    self.count_fault(pid, false);
+                }
+                return false;
+            }
+            // memcg_account_kmem: a kernel page, not a folio.
+            let mc = &mut self.memcgs[memcg as usize];
+            mc.local_pages -= 1;
+            mc.pgtable_pages += 1;
+        }
+        self.procs[pid as usize].vmas[vma as usize].pte_table[t] = true;
+        true
+    }
+
+    /// `pte_free` of an allocated PTE table: `__memcg_kmem_uncharge_page` →
+    /// `obj_cgroup_uncharge_pages`, which gives the page to this CPU's charge stock
+    /// (`refill_stock`), not straight to the page counter.
+    fn pte_free(&mut self, pid: u32, vma: u16, t: usize) {
+        let v = &mut self.procs[pid as usize].vmas[vma as usize];
+        if !std::mem::take(&mut v.pte_table[t]) {
+            return;
+        }
+        let memcg = self.procs[pid as usize].memcg;
+        if memcg != 0 && self.cfg.charge_page_tables {
+            self.memcgs[memcg as usize].pgtable_pages -= 1;
+            self.refill_stock(memcg, 1);
         }
     }
 

@@ -427,6 +427,9 @@ pub struct ChargeLoop {
     pub memcg: u16,
     pub retries: u32,
     pub drained: bool,
+    /// The pages the loop charges at a time: `max(MEMCG_CHARGE_BATCH, nr_pages)` until a
+    /// charge of that many fails, `nr_pages` from then on.
+    pub batch: u64,
 }
 
 /// The engine, lent to the machine while a task runs in the kernel, so that a reclaimer that
@@ -501,6 +504,12 @@ pub struct Machine {
     /// When the last rmap write hold recorded ends: a walk at or after it finds every rmap
     /// lock free without looking (the common case).
     pub rmap_holds_end: u64,
+    /// Per CPU, the memcg charge stock (`memcg_stock_pcp`, memcg.rs).
+    pub memcg_stock: Vec<memcg::MemcgStock>,
+    /// CPUs whose stock `drain_all_stock` queued a drain for (`schedule_work_on`: the
+    /// FLUSHING_CACHED_CHARGE bit is set); it runs before the charging task's next reclaim or
+    /// at the end of its charge (`run_stock_drain_work`).
+    pub stock_drain_work: Vec<u32>,
 }
 
 impl Machine {
@@ -562,6 +571,8 @@ impl Machine {
             rmap_trylock_failed: 0,
             rmap_lock_wait_ns: 0,
             rmap_holds_end: 0,
+            memcg_stock: vec![memcg::MemcgStock::default(); ncpu],
+            stock_drain_work: Vec::new(),
             kernel,
             cfg,
         };

@@ -63,6 +63,8 @@ fn machine(nodes: usize, node_gib: f64, cpus: u32, scale: f64) -> MachineConfig 
     m.node_pages = vec![gib(node_gib, scale).max(256); nodes];
     m.cpus = cpus;
     m.lru_batch_cap = lru_batch_cap(scale);
+    m.memcg_charge_batch_cap = memcg_charge_batch_cap(scale);
+    m.charge_page_tables = scale >= 1.0;
     m
 }
 
@@ -72,6 +74,16 @@ fn machine(nodes: usize, node_gib: f64, cpus: u32, scale: f64) -> MachineConfig 
 /// `FOLIO_BATCH_SIZE × scale` folios, at least one (which moves each folio to its list at once).
 fn lru_batch_cap(scale: f64) -> Option<u32> {
     (scale < 1.0).then(|| ((crate::consts::FOLIO_BATCH_SIZE as f64 * scale).round() as u32).max(1))
+}
+
+/// The memcg charge batch is a size too, for the same reason: each CPU's charge stock may
+/// hold up to `MEMCG_CHARGE_BATCH` (64) pages charged to a memcg and used by no folio, so at
+/// scale 1/1024 the stocks of 96 CPUs could hold 6144 pages, more than a third of a 16 MiB
+/// memcg. Scaled: `MEMCG_CHARGE_BATCH × scale` pages, at least one (which charges each page
+/// alone and leaves the stocks empty).
+fn memcg_charge_batch_cap(scale: f64) -> Option<u32> {
+    (scale < 1.0)
+        .then(|| ((crate::consts::MEMCG_CHARGE_BATCH as f64 * scale).round() as u32).max(1))
 }
 
 fn zram(size_pages: u64) -> SwapConfig {
@@ -385,6 +397,8 @@ pub fn file_anon_mix(scale: f64) -> Scenario {
         warmup_ns: 2 * SEC,
     });
     s.machine.lru_batch_cap = lru_batch_cap(scale);
+    s.machine.memcg_charge_batch_cap = memcg_charge_batch_cap(scale);
+    s.machine.charge_page_tables = scale >= 1.0;
     s.name = "file-anon-mix".into();
     s.description = "file+anon mix OOM reproducer (seed 000)".into();
     s
