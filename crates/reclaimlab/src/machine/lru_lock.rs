@@ -18,25 +18,27 @@ const REMEMBERED_HOLDS: usize = 64;
 /// The recent holds of one lruvec's lock, sorted by start.
 #[derive(Clone, Debug, Default)]
 pub struct LockTimeline {
-    /// (start, end, when it was asked for), sorted by start.
-    holds: std::collections::VecDeque<(u64, u64, u64)>,
+    holds: std::collections::VecDeque<(u64, u64)>,
+    /// When each hold was asked for (parallel to `holds`).
+    asked: std::collections::VecDeque<u64>,
 }
 
 impl LockTimeline {
     /// Takes the lock at the earliest time `>= at` for `hold` ns; returns the start.
     pub fn acquire(&mut self, at: u64, hold: u64) -> u64 {
         let mut start = at;
-        while let Some(&(_, end, _)) = self
-            .holds
-            .iter()
-            .find(|&&(s, e, asked)| asked <= at && s < start + hold.max(1) && start < e)
-        {
-            start = end;
+        while let Some(i) = (0..self.holds.len()).find(|&i| {
+            let (s, e) = self.holds[i];
+            self.asked[i] <= at && s < start + hold.max(1) && start < e
+        }) {
+            start = self.holds[i].1;
         }
-        let pos = self.holds.partition_point(|&(s, _, _)| s <= start);
-        self.holds.insert(pos, (start, start + hold, at));
+        let pos = self.holds.partition_point(|&(s, _)| s <= start);
+        self.holds.insert(pos, (start, start + hold));
+        self.asked.insert(pos, at);
         if self.holds.len() > REMEMBERED_HOLDS {
             self.holds.pop_front();
+            self.asked.pop_front();
         }
         start
     }
@@ -46,8 +48,8 @@ impl LockTimeline {
     pub fn held_at(&self, t: u64) -> Option<u64> {
         self.holds
             .iter()
-            .find(|&&(s, e, _)| s <= t && t < e)
-            .map(|&(_, e, _)| e)
+            .find(|&&(s, e)| s <= t && t < e)
+            .map(|&(_, e)| e)
     }
 }
 
