@@ -3,11 +3,9 @@
 //! clocks overlap wait for each other's holds, spinning (kernel time).
 //!
 //! A lock is a timeline of recent holds. Work runs in event order but each context has its own
-//! clock, so a hold may be recorded "ahead" of a later-processed context's clock. The queue is
-//! FIFO by the time of asking, as the kernel's queued spinlock is: an acquisition takes the
-//! earliest start at or after its time whose hold overlaps none of the holds asked for at or
-//! before its time. A hold asked for later, by a context processed earlier, does not delay it
-//! (that context should have waited instead, which cannot be undone: the two holds overlap).
+//! clock, so a hold may be recorded "ahead" of a later-processed context's clock; an
+//! acquisition takes the earliest start at or after its time whose hold overlaps none recorded
+//! (first come in processing order, as the spinlock's queue is FIFO).
 
 use super::Machine;
 
@@ -19,26 +17,23 @@ const REMEMBERED_HOLDS: usize = 64;
 #[derive(Clone, Debug, Default)]
 pub struct LockTimeline {
     holds: std::collections::VecDeque<(u64, u64)>,
-    /// When each hold was asked for (parallel to `holds`).
-    asked: std::collections::VecDeque<u64>,
 }
 
 impl LockTimeline {
     /// Takes the lock at the earliest time `>= at` for `hold` ns; returns the start.
     pub fn acquire(&mut self, at: u64, hold: u64) -> u64 {
         let mut start = at;
-        while let Some(i) = (0..self.holds.len()).find(|&i| {
-            let (s, e) = self.holds[i];
-            self.asked[i] <= at && s < start + hold.max(1) && start < e
-        }) {
-            start = self.holds[i].1;
+        while let Some(&(_, end)) = self
+            .holds
+            .iter()
+            .find(|&&(s, e)| s < start + hold.max(1) && start < e)
+        {
+            start = end;
         }
         let pos = self.holds.partition_point(|&(s, _)| s <= start);
         self.holds.insert(pos, (start, start + hold));
-        self.asked.insert(pos, at);
         if self.holds.len() > REMEMBERED_HOLDS {
             self.holds.pop_front();
-            self.asked.pop_front();
         }
         start
     }
@@ -94,17 +89,6 @@ mod tests {
         let mut q = LockTimeline::default();
         let starts: Vec<u64> = (0..3).map(|_| q.acquire(0, 100)).collect();
         assert_eq!(starts, vec![0, 100, 200]);
-    }
-
-    #[test]
-    fn a_hold_asked_for_later_does_not_delay_an_earlier_request() {
-        let mut l = LockTimeline::default();
-        // A context processed first asks at 200 and holds 200..250.
-        assert_eq!(l.acquire(200, 50), 200);
-        // One processed later asked at 190: it is first in the queue, not delayed.
-        assert_eq!(l.acquire(190, 30), 190);
-        // One asking at 210 queues behind both.
-        assert_eq!(l.acquire(210, 10), 250);
     }
 
     #[test]
