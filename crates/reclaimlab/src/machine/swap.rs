@@ -164,6 +164,24 @@ impl Machine {
         self.swap_slot_release(slot);
     }
 
+    /// Whether no swap PTE names the slot of anonymous swap-cache folio `pfn` any more: its
+    /// process exited or unmapped the page while reclaim had it isolated (`__swap_count` 0,
+    /// only SWAP_HAS_CACHE left). A tmpfs folio's slot is named by its file.
+    pub fn anon_swap_entry_unused(&self, pfn: Pfn, slot: u32) -> bool {
+        match self.folios[pfn as usize].owner() {
+            Owner::Anon { pid, vma, index } => {
+                let named = self.procs.get(pid as usize).is_some_and(|p| {
+                    p.vmas
+                        .get(vma as usize)
+                        .and_then(|v| v.ptes.get(index as usize))
+                        .is_some_and(|pte| pte.is_swap() && pte.swap_slot() == slot)
+                });
+                !named
+            }
+            _ => false,
+        }
+    }
+
     /// `folio_free_swap`: drop the swap slot of a swap-cache folio that stays in memory; the
     /// folio becomes dirty (its only copy is now in RAM).
     pub fn folio_free_swap(&mut self, pfn: Pfn) {

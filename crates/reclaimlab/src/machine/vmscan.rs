@@ -339,8 +339,14 @@ fn remove_mapping(m: &mut Machine, pol: &mut dyn Policy, pfn: Pfn, sc: &ScanCont
             let Some(slot) = f.swap.checked_sub(1) else {
                 return false;
             };
-            let shadow = pol.workingset_eviction(m, pfn, sc.target_mem_cgroup);
-            m.swap.slots[slot as usize] = SwapSlot::Stored(Some(shadow));
+            if m.anon_swap_entry_unused(pfn, slot) {
+                // put_swap_folio: the cache held the slot's last reference (the PTE was
+                // zapped while the folio was isolated), so the slot is freed.
+                m.swap_slot_release(slot);
+            } else {
+                let shadow = pol.workingset_eviction(m, pfn, sc.target_mem_cgroup);
+                m.swap.slots[slot as usize] = SwapSlot::Stored(Some(shadow));
+            }
         }
         _ => return false,
     }
@@ -881,5 +887,51 @@ mod tests {
         }
         assert_eq!(writeback_throttle_sleep(&mut m, 1, 100 * MS), 100 * MS);
         assert_eq!(writeback_throttle_sleep(&mut m, 0, 100 * MS), 33 * 100_000);
+    }
+
+    /// `__remove_mapping` of an anon swap-cache folio whose PTE was zapped (a munmap or exit)
+    /// while reclaim had it isolated: `put_swap_folio` drops the cache's reference, the last
+    /// one, so the slot is freed, not left holding a shadow that no swap entry names.
+    #[test]
+    fn a_swap_cache_folio_unmapped_while_isolated_frees_its_slot() {
+        use crate::access::{Op, PageRef, Via};
+        let mut cfg = MachineConfig::simple(4096);
+        cfg.swap = crate::machine::SwapConfig::Zram {
+            size_pages: 64,
+            compress_ratio: 3.0,
+        };
+        let mut m = Machine::new(cfg).expect("machine");
+        let mut pol = crate::policy::classic::Classic::new(&m);
+        let p = m.create_process("p", 0, 4);
+        for page in 0..2 {
+            m.access(&mut pol, p, PageRef::Anon { page }, Op::Write, Via::Mmap)
+                .expect("fault");
+        }
+        m.lru_add_drain(&mut pol);
+        let pfn_of = |m: &Machine, i: usize| m.procs[p as usize].vmas[0].ptes[i].pfn();
+        let (gone, kept) = (pfn_of(&m, 0), pfn_of(&m, 1));
+        let sc = ScanControl::new(32, None);
+        for pfn in [gone, kept] {
+            // Isolated, in the swap cache, unmapped by try_to_unmap, written to zram.
+            pol.lruvec_del_folio(&mut m, pfn);
+            m.folios[pfn as usize].clear(pg::LRU);
+            m.folios[pfn as usize].set(pg::ISOLATED);
+            m.nodes[0].nr_isolated[0] += 1;
+            assert!(m.add_to_swap(pfn));
+        }
+        assert!(m.try_to_unmap(kept));
+        // `gone`'s process unmaps it before try_to_unmap gets to it.
+        m.munmap_anon(&mut pol, p, 0, 1);
+        for pfn in [gone, kept] {
+            m.folios[pfn as usize].clear(pg::DIRTY);
+            assert!(remove_mapping(&mut m, &mut pol, pfn, &sc));
+        }
+        let kept_slot = m.procs[p as usize].vmas[0].ptes[1].swap_slot() as usize;
+        assert!(matches!(m.swap.slots[kept_slot], SwapSlot::Stored(Some(_))));
+        assert_eq!(
+            m.swap.slots[1 - kept_slot],
+            SwapSlot::Free,
+            "the unnamed slot is freed"
+        );
     }
 }
