@@ -387,11 +387,7 @@ impl Machine {
             }
             // Drains queued on other CPUs by the last drain_all_stock have run by now.
             self.run_stock_drain_work();
-            // try_charge_memcg: limit reclaim is a memory stall.
-            let stall = self.psi_memstall_enter();
-            let reclaimed =
-                super::vmscan::try_to_free_mem_cgroup_pages(self, pol, over, nr, true, false, None);
-            self.psi_memstall_leave(stall);
+            let reclaimed = self.memcg_reclaim_stalled(pol, over, nr);
             if self.ctx.yielded {
                 return self.charge_yield(memcg, retries, drained, batch);
             }
@@ -454,9 +450,7 @@ impl Machine {
             }
             self.count_memcg(over, Vm::MemcgMax, 1);
             self.run_stock_drain_work();
-            let stall = self.psi_memstall_enter();
-            super::vmscan::try_to_free_mem_cgroup_pages(self, pol, over, nr, true, false, None);
-            self.psi_memstall_leave(stall);
+            self.memcg_reclaim_stalled(pol, over, nr);
             if self.memcg_margin(over) >= nr {
                 continue;
             }
@@ -535,12 +529,19 @@ impl Machine {
                 continue;
             }
             self.count_memcg(c, Vm::MemcgHigh, 1);
-            // reclaim_high: each level's reclaim is a memory stall.
-            let stall = self.psi_memstall_enter();
-            reclaimed +=
-                super::vmscan::try_to_free_mem_cgroup_pages(self, pol, c, nr, true, false, None);
-            self.psi_memstall_leave(stall);
+            reclaimed += self.memcg_reclaim_stalled(pol, c, nr);
         }
+        reclaimed
+    }
+
+    /// `try_to_free_mem_cgroup_pages` of `memcg` (may swap) as the charge path and
+    /// `reclaim_high` run it: a PSI memory stall (`psi_memstall_enter`/`leave`). Returns the
+    /// pages reclaimed.
+    fn memcg_reclaim_stalled(&mut self, pol: &mut dyn Policy, memcg: u16, nr: u64) -> u64 {
+        let stall = self.psi_memstall_enter();
+        let reclaimed =
+            super::vmscan::try_to_free_mem_cgroup_pages(self, pol, memcg, nr, true, false, None);
+        self.psi_memstall_leave(stall);
         reclaimed
     }
 
