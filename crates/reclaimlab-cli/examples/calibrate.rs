@@ -4,7 +4,9 @@
 //! `try_to_unmap`, `__remove_mapping`, free), of a cached `pread` of 4 KiB, and of each page
 //! fault-around maps beside the faulting one (`filemap_map_pages`), and of unlinking one VMA
 //! from a file's reverse map at munmap (`free_pgtables` → `unlink_file_vma`, the
-//! `i_mmap_rwsem` write hold the model bounds by it).
+//! `i_mmap_rwsem` write hold the model bounds by it), and of handing a spinlock-protected
+//! list over to another CPU (the cache lines `lruvec->lru_lock`'s holder touches, moved from the
+//! previous holder's cache).
 //!
 //! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
 //! measurement; 5 repetitions, the median is printed). Times are wall-clock on this host: use
@@ -14,6 +16,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 const PAGE: usize = 4096;
@@ -188,6 +191,110 @@ fn fault_around_per_page(len: usize) -> f64 {
     (window_faults(&full, len) - window_faults(&sparse, len)) / 15.0
 }
 
+/// One cache line of two words.
+#[repr(C, align(64))]
+#[derive(Default)]
+struct Line(AtomicU64, AtomicU64);
+
+/// What a lruvec lock's holder touches besides the folios, three cache lines: the lock word
+/// (beside it the turn that forces the handoff, which the waiter spins on as a spinlock's
+/// waiter spins on the lock word), the list head it links a folio at, and the list's size
+/// counter (`lruvec->lru_lock`; `lruvec->lists[lru]` or `lrugen->folios[..]`; `lru_zone_size`
+/// or `lrugen->nr_pages[..]`). The list and the counter are updated with plain loads and stores,
+/// as `list_add` and `+=` are, so their misses may overlap.
+#[derive(Default)]
+struct SharedList {
+    lock: Line,
+    head: Line,
+    size: Line,
+}
+
+impl SharedList {
+    /// One critical section: take the lock, link at the head, count, pass the turn, release.
+    fn hold(&self) {
+        while self
+            .lock
+            .0
+            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+        let next = self.head.0.load(Ordering::Relaxed);
+        self.head.1.store(next, Ordering::Relaxed);
+        self.head.0.store(next + 1, Ordering::Relaxed);
+        let size = self.size.0.load(Ordering::Relaxed);
+        self.size.0.store(size + 1, Ordering::Relaxed);
+        let turn = self.lock.1.load(Ordering::Relaxed);
+        self.lock.1.store(turn + 1, Ordering::Relaxed);
+        self.lock.0.store(0, Ordering::Release);
+    }
+
+    fn turn(&self) -> u64 {
+        self.lock.1.load(Ordering::Acquire)
+    }
+}
+
+/// Pins the calling thread to `cpu`; false when it cannot be.
+fn pin_to(cpu: usize) -> bool {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET and sched_setaffinity on it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// ns per critical section of [`SharedList`] when every one follows one on another CPU (two
+/// threads pinned to CPUs 0 and 1 take turns), minus the same critical section repeated on one
+/// CPU (cache-hot): what a handoff adds to a hold. Each trial times `n` handoffs; the fastest
+/// of `trials` is kept, since a trial in which either CPU ran something else (another process
+/// on this host) measures the scheduler, not the caches. None on a machine with one CPU.
+fn lock_handoff(n: u64, trials: usize) -> Option<f64> {
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if cpus < 2 {
+        return None;
+    }
+    let mut best_pair = f64::INFINITY;
+    let mut best_alone = f64::INFINITY;
+    for _ in 0..trials {
+        let s = SharedList::default();
+        let pair = std::thread::scope(|sc| {
+            let s = &s;
+            let other = sc.spawn(move || {
+                pin_to(1);
+                for i in 0..n {
+                    while s.turn() != 2 * i + 1 {
+                        std::hint::spin_loop();
+                    }
+                    s.hold();
+                }
+            });
+            pin_to(0);
+            let t = Instant::now();
+            for i in 0..n {
+                while s.turn() != 2 * i {
+                    std::hint::spin_loop();
+                }
+                s.hold();
+            }
+            while s.turn() != 2 * n {
+                std::hint::spin_loop();
+            }
+            let ns = t.elapsed().as_nanos() as f64 / (2 * n) as f64;
+            other.join().expect("handoff thread");
+            ns
+        });
+        best_pair = best_pair.min(pair);
+        let t = Instant::now();
+        for _ in 0..2 * n {
+            s.hold();
+        }
+        best_alone = best_alone.min(t.elapsed().as_nanos() as f64 / (2 * n) as f64);
+    }
+    Some(best_pair - best_alone)
+}
+
 fn main() {
     let mib: usize = std::env::args()
         .nth(1)
@@ -211,6 +318,7 @@ fn main() {
         read.push(cached_pread(&file, len));
         out.push(pageout(&file, len));
     }
+    let handoff = lock_handoff(2_000, 1_000);
     println!(
         "host kernel: {}",
         std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -242,4 +350,10 @@ fn main() {
         "  munmap of an untouched 1-page file mapping       {:8.0} ns (per VMA)",
         median(unlink)
     );
+    match handoff {
+        Some(ns) => println!(
+            "  lock handoff to another CPU (3 cache lines)      {ns:8.0} ns (per hold, fastest of 1000 trials)"
+        ),
+        None => println!("  lock handoff to another CPU: one CPU here, not measured"),
+    }
 }

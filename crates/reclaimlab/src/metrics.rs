@@ -166,6 +166,9 @@ pub struct CpuResult {
     /// `lru_lock` while another context held it.
     #[serde(default)]
     pub lru_lock_wait_ns: u64,
+    /// `lru_lock` holds that followed a hold by another CPU, each `lru_lock_handoff_ns` longer.
+    #[serde(default)]
+    pub lru_lock_handoffs: u64,
     /// Of the sleep time, the time rmap walks that may sleep (`try_to_unmap`,
     /// `folio_mkclean`) waited for a munmap or exit holding the rmap lock for write; and how
     /// many `folio_referenced` walks found it so held and returned -1 (`rwc.contended`).

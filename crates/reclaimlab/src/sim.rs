@@ -2006,6 +2006,7 @@ impl Engine {
             c.kswapd_ns = m.kthreads.cpu.kswapd_ns;
             c.flusher_ns = m.kthreads.cpu.flusher_ns;
             c.lru_lock_wait_ns = m.lru_lock_wait_ns;
+            c.lru_lock_handoffs = m.lru_lock_handoffs;
             c.rmap_lock_wait_ns = m.rmap_lock_wait_ns;
             c.rmap_trylock_failed = m.rmap_trylock_failed;
         }

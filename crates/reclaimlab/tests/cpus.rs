@@ -287,6 +287,33 @@ fn lru_lock_waits_grow_with_the_number_of_contenders() {
     assert!(r.cpu.sys_ns + r.cpu.kswapd_ns >= r.cpu.lru_lock_wait_ns);
 }
 
+/// A lruvec lock taken by one CPU after another's hold costs the cache lines' transfer
+/// (`lru_lock_handoff_ns`): none on one CPU (the single writer's kswapd shares it), some with
+/// four writers on four CPUs, and they are the new holder's kernel time: without the cost the
+/// same run has less sys time and shorter waits.
+#[test]
+fn lru_lock_handoffs_between_cpus_cost_kernel_time() {
+    let mut one = contended_writers(1);
+    one.machine.cpus = 1;
+    assert_eq!(go(&one, CLASSIC).cpu.lru_lock_handoffs, 0);
+    let four = contended_writers(4);
+    let r = go(&four, CLASSIC);
+    assert!(r.cpu.lru_lock_handoffs > 100, "{}", r.cpu.lru_lock_handoffs);
+    let mut free = four.clone();
+    free.machine.cost.lru_lock_handoff_ns = 0;
+    let f = go(&free, CLASSIC);
+    assert_eq!(f.cpu.lru_lock_handoffs, 0);
+    assert!(
+        r.cpu.sys_ns + r.cpu.kswapd_ns > f.cpu.sys_ns + f.cpu.kswapd_ns,
+        "sys with handoffs {} + {}, without {} + {}",
+        r.cpu.sys_ns,
+        r.cpu.kswapd_ns,
+        f.cpu.sys_ns,
+        f.cpu.kswapd_ns
+    );
+    assert!(r.cpu.lru_lock_wait_ns > f.cpu.lru_lock_wait_ns);
+}
+
 /// Tasks run on other CPUs while a task is in reclaim with a batch isolated
 /// (`machine::Nest`, `MachineConfig::interleave`): swap-storm's four threads reclaim directly
 /// on four CPUs, so some of their steps run nested; on one CPU none can (the reclaimer holds

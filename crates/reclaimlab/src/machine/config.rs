@@ -37,6 +37,10 @@ pub struct CostProfile {
     /// `lru_lock` held per folio isolated, put back or added from a batch (list unlink and
     /// link, flags, counters): only the lock's hold, already part of the costs above.
     pub lru_lock_hold_ns: u64,
+    /// What a `lru_lock` hold adds when another CPU held the lock last: the lock's, the list
+    /// head's and the size counter's cache lines move from that CPU's cache (sys time of the
+    /// new holder, and a longer hold).
+    pub lru_lock_handoff_ns: u64,
     /// Starting writeback of one dirty page-cache folio: `->writepages` adding it to a bio and
     /// `submit_bio` (the flusher's CPU per page; also reclaim's `pageout`).
     pub writeback_page_ns: u64,
@@ -64,6 +68,7 @@ impl Default for CostProfile {
             zap_pte_ns: 440,
             fd_syscall_ns: 1_000,
             lru_lock_hold_ns: 50,
+            lru_lock_handoff_ns: 265,
             writeback_page_ns: 1_000,
             fault_around_page_ns: 164,
             vma_unlink_ns: 900,
@@ -240,6 +245,12 @@ pub struct MachineConfig {
     /// (docs/model.md §2, "Memory cgroups"); None = the kernel's 64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memcg_charge_batch_cap: Option<u32>,
+    /// 1/scale of a scaled-down scenario: isolation batches cut short by the scan budget
+    /// (`size >> priority`, which shrinks with the memory) take the lruvec lock as often as
+    /// the unscaled machine's larger batches would (`Machine::lru_lock_isolate`; docs/model.md
+    /// §1, "lru_lock"); None = every batch takes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_lock_scale_down: Option<u32>,
     /// Whether PTE tables are charged to the faulting task's memcg (`pte_alloc` with
     /// __GFP_ACCOUNT). Scaled-down seed scenarios turn it off: a vma has at least one table
     /// whatever its size, so at scale 1/1024 their tables would be ~1000 times their seed's
@@ -286,6 +297,7 @@ impl MachineConfig {
             interleave: false,
             lru_batch_cap: None,
             memcg_charge_batch_cap: None,
+            lru_lock_scale_down: None,
             charge_page_tables: true,
             memcgs: Vec::new(),
             cost: CostProfile::default(),

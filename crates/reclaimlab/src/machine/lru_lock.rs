@@ -6,6 +6,10 @@
 //! clock, so a hold may be recorded "ahead" of a later-processed context's clock; an
 //! acquisition takes the earliest start at or after its time whose hold overlaps none recorded
 //! (first come in processing order, as the spinlock's queue is FIFO).
+//!
+//! A hold that follows one by another CPU is longer by `lru_lock_handoff_ns`: the lock's,
+//! the list head's and the size counter's cache lines come from the previous holder's cache
+//! (cache-to-cache transfers, measured by the `calibrate` example).
 
 use super::Machine;
 
@@ -13,29 +17,104 @@ use super::Machine;
 /// processed later than 64 holds of the same lruvec).
 const REMEMBERED_HOLDS: usize = 64;
 
-/// The recent holds of one lruvec's lock, sorted by start.
+/// Who holds a lock: the CPU of a task, or a kernel thread (whose CPU the scheduler picks
+/// after the fact; on a machine with one CPU everything runs on CPU 0).
+pub type Holder = u32;
+
+/// The holder id of kswapd (any node's) on a machine with more than one CPU.
+pub const KSWAPD_HOLDER: Holder = u32::MAX;
+/// The holder id of the flusher on a machine with more than one CPU.
+pub const FLUSHER_HOLDER: Holder = u32::MAX - 1;
+
+/// A whole batch's share of a lock acquisition, in fixed point (`lru_lock_isolate`).
+const BATCH_WEIGHT_ONE: u64 = 1 << 16;
+
+/// A context's lock traffic in a scaled-down scenario (`lru_lock_isolate`): the share of an
+/// unscaled batch its last isolated batch stands for, and the isolations and putbacks not yet
+/// locked for.
+#[derive(Clone, Copy, Debug)]
+pub struct ScaledLockTraffic {
+    weight: u32,
+    isolate_acc: u64,
+    isolate_nr: u64,
+    putback_acc: u64,
+    putback_nr: u64,
+}
+
+impl Default for ScaledLockTraffic {
+    fn default() -> Self {
+        ScaledLockTraffic {
+            weight: BATCH_WEIGHT_ONE as u32,
+            isolate_acc: 0,
+            isolate_nr: 0,
+            putback_acc: 0,
+            putback_nr: 0,
+        }
+    }
+}
+
+/// One hold: its start, its end and who held it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Hold {
+    start: u64,
+    end: u64,
+    holder: Holder,
+}
+
+/// Where a hold was placed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Acquired {
+    pub start: u64,
+    /// The hold is longer by the handoff cost: the hold before it was by another holder.
+    pub handed_off: bool,
+}
+
+/// The recent holds of one lock, sorted by start.
 #[derive(Clone, Debug, Default)]
 pub struct LockTimeline {
-    holds: std::collections::VecDeque<(u64, u64)>,
+    holds: std::collections::VecDeque<Hold>,
 }
 
 impl LockTimeline {
-    /// Takes the lock at the earliest time `>= at` for `hold` ns; returns the start.
+    /// Takes the lock at the earliest time `>= at` for `hold` ns; returns the start. Who holds
+    /// it is not recorded (a lock whose handoffs cost nothing extra).
     pub fn acquire(&mut self, at: u64, hold: u64) -> u64 {
+        self.acquire_by(at, hold, 0, 0).start
+    }
+
+    /// Takes the lock at the earliest time `>= at` for `holder`, for `hold` ns, or `hold +
+    /// handoff` ns when the hold it follows was by another holder (the lock's cache lines
+    /// move from that holder's cache).
+    pub fn acquire_by(&mut self, at: u64, hold: u64, holder: Holder, handoff: u64) -> Acquired {
         let mut start = at;
-        while let Some(&(_, end)) = self
-            .holds
-            .iter()
-            .find(|&&(s, e)| s < start + hold.max(1) && start < e)
-        {
-            start = end;
+        loop {
+            let pos = self.holds.partition_point(|h| h.start <= start);
+            let handed_off = handoff > 0
+                && pos > 0
+                && self.holds.get(pos - 1).is_some_and(|h| h.holder != holder);
+            let len = hold + if handed_off { handoff } else { 0 };
+            match self
+                .holds
+                .iter()
+                .find(|h| h.start < start + len.max(1) && start < h.end)
+            {
+                Some(h) => start = h.end,
+                None => {
+                    self.holds.insert(
+                        pos,
+                        Hold {
+                            start,
+                            end: start + len,
+                            holder,
+                        },
+                    );
+                    if self.holds.len() > REMEMBERED_HOLDS {
+                        self.holds.pop_front();
+                    }
+                    return Acquired { start, handed_off };
+                }
+            }
         }
-        let pos = self.holds.partition_point(|&(s, _)| s <= start);
-        self.holds.insert(pos, (start, start + hold));
-        if self.holds.len() > REMEMBERED_HOLDS {
-            self.holds.pop_front();
-        }
-        start
     }
 
     /// The end of the hold covering `t`, if one does (a `down_read_trylock` at `t` of a
@@ -43,15 +122,16 @@ impl LockTimeline {
     pub fn held_at(&self, t: u64) -> Option<u64> {
         self.holds
             .iter()
-            .find(|&&(s, e)| s <= t && t < e)
-            .map(|&(_, e)| e)
+            .find(|h| h.start <= t && t < h.end)
+            .map(|h| h.end)
     }
 }
 
 impl Machine {
     /// `spin_lock_irq(&lruvec->lru_lock)` for work on `nr` folios of the (memcg, node) lruvec:
     /// the current context spins (kernel time) until the lock is free, then holds it for
-    /// `nr × lru_lock_hold_ns` (time its callers already charge).
+    /// `nr × lru_lock_hold_ns` (time its callers already charge), plus
+    /// `lru_lock_handoff_ns` (charged here) when another CPU held it last.
     pub fn lru_lock(&mut self, memcg: u16, node: u8, nr: u64) {
         if nr == 0 {
             return;
@@ -62,10 +142,90 @@ impl Machine {
         }
         let now = self.now();
         let hold = nr * self.cfg.cost.lru_lock_hold_ns;
-        let start = self.lru_locks[i].acquire(now, hold);
-        if start > now {
-            self.spend_sys(start - now);
-            self.lru_lock_wait_ns += start - now;
+        let (holder, handoff) = (self.lock_holder(), self.cfg.cost.lru_lock_handoff_ns);
+        let got = self.lru_locks[i].acquire_by(now, hold, holder, handoff);
+        if got.start > now {
+            self.spend_sys(got.start - now);
+            self.lru_lock_wait_ns += got.start - now;
+        }
+        if got.handed_off {
+            self.spend_sys(handoff);
+            self.lru_lock_handoffs += 1;
+        }
+    }
+
+    /// The lock of an isolation batch (`isolate_lru_folios`, MGLRU's `scan_folios`) of `nr`
+    /// folios. `cut_by_budget` is the batch's limit when the scan budget (`size >> priority`)
+    /// ended it short of that limit (`SWAP_CLUSTER_MAX`, `MIN_LRU_BATCH`). In a scaled-down
+    /// scenario the budget shrinks with the memory but the unscaled machine's batch would
+    /// have been `min(nr × scale_down, limit)` folios: the lock is then taken once per that
+    /// many folios of this CPU's batches, for all of them (as `lock_lru_add` does for the
+    /// lru_add batches), and so is the putback's that follows. Lock traffic is a time cost,
+    /// which scaling keeps.
+    pub fn lru_lock_isolate(&mut self, memcg: u16, node: u8, nr: u64, cut_by_budget: Option<u64>) {
+        let weight = match (self.cfg.lru_lock_scale_down, cut_by_budget) {
+            (Some(down), Some(limit)) if nr > 0 => {
+                let full = (nr * down as u64).min(limit).max(nr);
+                (nr * BATCH_WEIGHT_ONE / full) as u32
+            }
+            _ => BATCH_WEIGHT_ONE as u32,
+        };
+        let slot = self.lock_slot();
+        self.scaled_lock[slot].weight = weight;
+        self.lru_lock_weighted(memcg, node, nr, slot, false);
+    }
+
+    /// The lock of the putback (`move_folios_to_lru`) of the current context's last isolated
+    /// batch: taken as often as that batch's (`lru_lock_isolate`).
+    pub fn lru_lock_putback(&mut self, memcg: u16, node: u8, nr: u64) {
+        let slot = self.lock_slot();
+        self.lru_lock_weighted(memcg, node, nr, slot, true);
+    }
+
+    fn lru_lock_weighted(&mut self, memcg: u16, node: u8, nr: u64, slot: usize, putback: bool) {
+        let s = &mut self.scaled_lock[slot];
+        if s.weight as u64 == BATCH_WEIGHT_ONE {
+            return self.lru_lock(memcg, node, nr);
+        }
+        let (acc, pending) = if putback {
+            (&mut s.putback_acc, &mut s.putback_nr)
+        } else {
+            (&mut s.isolate_acc, &mut s.isolate_nr)
+        };
+        *acc += s.weight as u64;
+        *pending += nr;
+        if *acc >= BATCH_WEIGHT_ONE {
+            *acc -= BATCH_WEIGHT_ONE;
+            let nr = std::mem::take(pending);
+            self.lru_lock(memcg, node, nr);
+        }
+    }
+
+    /// The per-context slot of the scaled lock traffic: a task's CPU, then kswapd, then the
+    /// flusher.
+    fn lock_slot(&self) -> usize {
+        let cpus = self.scaled_lock.len() - 2;
+        if self.ctx.is_kswapd {
+            cpus
+        } else if self.ctx.is_flusher {
+            cpus + 1
+        } else {
+            (self.ctx.cpu as usize).min(cpus - 1)
+        }
+    }
+
+    /// Who the current context is to a lock's cache lines: its CPU, or one id per kind of
+    /// kernel thread on a machine with more than one CPU (where the scheduler places a
+    /// kthread's bursts after the fact).
+    fn lock_holder(&self) -> Holder {
+        if self.cfg.cpus <= 1 {
+            0
+        } else if self.ctx.is_kswapd {
+            KSWAPD_HOLDER
+        } else if self.ctx.is_flusher {
+            FLUSHER_HOLDER
+        } else {
+            self.ctx.cpu
         }
     }
 }
@@ -92,6 +252,30 @@ mod tests {
     }
 
     #[test]
+    fn a_hold_after_another_holders_is_longer_by_the_handoff() {
+        let mut l = LockTimeline::default();
+        // The first hold follows nobody: no transfer.
+        let a = l.acquire_by(0, 100, 0, 30);
+        assert_eq!((a.start, a.handed_off), (0, false));
+        // The same holder again: its cache has the lines.
+        let b = l.acquire_by(200, 100, 0, 30);
+        assert_eq!((b.start, b.handed_off), (200, false));
+        // Another CPU takes it after CPU 0, even long after: the lines are in CPU 0's cache.
+        let c = l.acquire_by(1000, 100, 1, 30);
+        assert_eq!((c.start, c.handed_off), (1000, true));
+        assert_eq!(l.held_at(1129), Some(1130));
+        // A contender queued behind it waits for the longer hold, and pays the handoff too.
+        let d = l.acquire_by(1010, 100, 0, 30);
+        assert_eq!((d.start, d.handed_off), (1130, true));
+        // A gap too short for a hold plus its handoff is skipped.
+        let mut g = LockTimeline::default();
+        g.acquire_by(0, 100, 0, 30);
+        g.acquire_by(220, 100, 0, 30);
+        let e = g.acquire_by(100, 100, 1, 30);
+        assert_eq!((e.start, e.handed_off), (320, true));
+    }
+
+    #[test]
     fn a_time_inside_a_hold_finds_it_held_until_its_end() {
         let mut l = LockTimeline::default();
         l.acquire(100, 50);
@@ -99,6 +283,48 @@ mod tests {
         assert_eq!(l.held_at(100), Some(150));
         assert_eq!(l.held_at(149), Some(150));
         assert_eq!(l.held_at(150), None);
+    }
+
+    /// A machine of `cpus` CPUs, scaled down by `down` if any.
+    fn machine(cpus: u32, down: Option<u32>) -> Machine {
+        let mut cfg = crate::machine::MachineConfig::simple(4096);
+        cfg.cpus = cpus;
+        cfg.lru_lock_scale_down = down;
+        Machine::new(cfg).expect("machine")
+    }
+
+    /// `nr` folios isolated and put back `rounds` times, each batch cut by the budget at 32, by
+    /// CPUs 0 and 1 in turn; returns the handoffs: one per batch whose locks were taken, but
+    /// the first (a putback follows its own CPU's isolation).
+    fn isolate_rounds(m: &mut Machine, rounds: u64, nr: u64) -> u64 {
+        for i in 0..rounds {
+            m.ctx.cpu = (i % 2) as u32;
+            m.ctx.now = i * 100_000;
+            m.lru_lock_isolate(0, 0, nr, Some(32));
+            m.lru_lock_putback(0, 0, nr);
+        }
+        m.lru_lock_handoffs
+    }
+
+    #[test]
+    fn a_scaled_down_budget_cut_batch_locks_as_the_unscaled_batch_would() {
+        // Unscaled: every batch of 4 takes the lock to isolate and to put back.
+        let mut m = machine(2, None);
+        assert_eq!(isolate_rounds(&mut m, 64, 4), 64 - 1);
+        // At scale 1/8 the unscaled batch is 32: one lock per 8 batches of a CPU, each way.
+        let mut m = machine(2, Some(8));
+        assert_eq!(isolate_rounds(&mut m, 64, 4), 64 / 8 - 1);
+        // At scale 1/4 the unscaled batch is 16: one per 4.
+        let mut m = machine(2, Some(4));
+        assert_eq!(isolate_rounds(&mut m, 64, 4), 64 / 4 - 1);
+        // A batch that was not cut by the budget takes it every time, scaled or not.
+        let mut m = machine(2, Some(8));
+        for i in 0..8 {
+            m.ctx.cpu = (i % 2) as u32;
+            m.ctx.now = i * 100_000;
+            m.lru_lock_isolate(0, 0, 32, None);
+        }
+        assert_eq!(m.lru_lock_handoffs, 7);
     }
 
     #[test]

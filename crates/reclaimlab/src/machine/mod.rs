@@ -497,6 +497,11 @@ pub struct Machine {
     /// them.
     pub lru_locks: Vec<lru_lock::LockTimeline>,
     pub lru_lock_wait_ns: u64,
+    /// `lru_lock` holds that followed one by another CPU (`lru_lock_handoff_ns` each).
+    pub lru_lock_handoffs: u64,
+    /// Per CPU, then kswapd and the flusher: isolation and putback lock traffic not yet
+    /// taken in a scaled-down scenario (`Machine::lru_lock_isolate`).
+    pub scaled_lock: Vec<lru_lock::ScaledLockTraffic>,
     /// `folio_referenced` walks that found their rmap lock held for write and returned -1,
     /// and the time sleeping rmap walks waited for such a writer (`rmap_lock.rs`).
     pub rmap_trylock_failed: u64,
@@ -568,6 +573,8 @@ impl Machine {
             reclaim_iter: Default::default(),
             lru_locks: Vec::new(),
             lru_lock_wait_ns: 0,
+            lru_lock_handoffs: 0,
+            scaled_lock: vec![Default::default(); ncpu + 2],
             rmap_trylock_failed: 0,
             rmap_lock_wait_ns: 0,
             rmap_holds_end: 0,

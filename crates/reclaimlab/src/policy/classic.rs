@@ -252,14 +252,17 @@ impl Classic {
             taken += 1;
         }
         m.nodes[node as usize].nr_isolated[(lru >= LRU_INACTIVE_FILE) as usize] += taken;
-        m.lru_lock(memcg, node, scanned);
+        // shrink_lruvec: nr_to_scan = min(nr[lru], SWAP_CLUSTER_MAX), the budget may cut it.
+        let cut =
+            (nr_to_scan < SWAP_CLUSTER_MAX && scanned >= nr_to_scan).then_some(SWAP_CLUSTER_MAX);
+        m.lru_lock_isolate(memcg, node, scanned, cut);
         Isolated { taken, scanned }
     }
 
     /// `move_folios_to_lru`: put isolated folios back at the head of their lists; every folio
     /// put back active ages the workingset clock. Returns the number moved.
     fn move_folios_to_lru(&mut self, m: &mut Machine, memcg: u16, node: u8, folios: &[Pfn]) -> u64 {
-        m.lru_lock(memcg, node, folios.len() as u64);
+        m.lru_lock_putback(memcg, node, folios.len() as u64);
         let mut moved = 0;
         for &pfn in folios {
             let f = &mut m.folios[pfn as usize];

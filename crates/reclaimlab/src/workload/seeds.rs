@@ -63,6 +63,7 @@ fn machine(nodes: usize, node_gib: f64, cpus: u32, scale: f64) -> MachineConfig 
     m.node_pages = vec![gib(node_gib, scale).max(256); nodes];
     m.cpus = cpus;
     m.lru_batch_cap = lru_batch_cap(scale);
+    m.lru_lock_scale_down = lru_lock_scale_down(scale);
     m.memcg_charge_batch_cap = memcg_charge_batch_cap(scale);
     m.charge_page_tables = scale >= 1.0;
     m
@@ -74,6 +75,13 @@ fn machine(nodes: usize, node_gib: f64, cpus: u32, scale: f64) -> MachineConfig 
 /// `FOLIO_BATCH_SIZE × scale` folios, at least one (which moves each folio to its list at once).
 fn lru_batch_cap(scale: f64) -> Option<u32> {
     (scale < 1.0).then(|| ((crate::consts::FOLIO_BATCH_SIZE as f64 * scale).round() as u32).max(1))
+}
+
+/// The scan budget is a size too (`size >> priority` folios), and at small scale it cuts
+/// isolation batches short that the seed's machine would have filled: their lock traffic is
+/// taken as the unscaled batches' (`Machine::lru_lock_isolate`). 1/scale, rounded.
+fn lru_lock_scale_down(scale: f64) -> Option<u32> {
+    (scale < 1.0).then(|| (1.0 / scale).round().max(1.0) as u32)
 }
 
 /// The memcg charge batch is a size too, for the same reason: each CPU's charge stock may
@@ -397,6 +405,7 @@ pub fn file_anon_mix(scale: f64) -> Scenario {
         warmup_ns: 2 * SEC,
     });
     s.machine.lru_batch_cap = lru_batch_cap(scale);
+    s.machine.lru_lock_scale_down = lru_lock_scale_down(scale);
     s.machine.memcg_charge_batch_cap = memcg_charge_batch_cap(scale);
     s.machine.charge_page_tables = scale >= 1.0;
     s.name = "file-anon-mix".into();

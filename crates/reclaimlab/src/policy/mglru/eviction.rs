@@ -170,7 +170,12 @@ impl Mglru {
             let pfn = self.moved[i];
             self.lists.push_head(list, pfn);
         }
-        m.lru_lock(memcg, (lv % self.nodes) as u8, r.scanned);
+        // Era D: evict_folios(min(nr_to_scan, MIN_LRU_BATCH)); the budget may cut the batch.
+        let cut = (self.has(Behaviour::EvictNrToScanBound)
+            && remaining == 0
+            && nr_to_scan < MIN_LRU_BATCH)
+            .then_some(MIN_LRU_BATCH);
+        m.lru_lock_isolate(memcg, (lv % self.nodes) as u8, r.scanned, cut);
         let (scan_ev, _) = reclaimer_events(sc);
         if sc.cgroup_reclaim() {
             m.count_memcg(memcg, scan_ev, r.isolated);
@@ -401,7 +406,7 @@ impl Mglru {
     pub(super) fn putback(&mut self, m: &mut Machine, folios: &[Pfn]) {
         if let Some(&first) = folios.first() {
             let f = m.folios[first as usize];
-            m.lru_lock(f.memcg, f.node, folios.len() as u64);
+            m.lru_lock_putback(f.memcg, f.node, folios.len() as u64);
         }
         for &pfn in folios {
             let f = &mut m.folios[pfn as usize];
