@@ -2008,6 +2008,7 @@ impl Engine {
             c.lru_lock_wait_ns = m.lru_lock_wait_ns;
             c.rmap_lock_wait_ns = m.rmap_lock_wait_ns;
             c.rmap_trylock_failed = m.rmap_trylock_failed;
+            c.folio_trylock_failed = m.folio_trylock_failed;
         }
         c
     }
