@@ -4,9 +4,11 @@
 //! `try_to_unmap`, `__remove_mapping`, free), of a cached `pread` of 4 KiB, and of each page
 //! fault-around maps beside the faulting one (`filemap_map_pages`), and of unlinking one VMA
 //! from a file's reverse map at munmap (`free_pgtables` → `unlink_file_vma`, the
-//! `i_mmap_rwsem` write hold the model bounds by it), and of handing a spinlock-protected
-//! list over to another CPU (the cache lines `lruvec->lru_lock`'s holder touches, moved from the
-//! previous holder's cache).
+//! `i_mmap_rwsem` write hold the model bounds by it), of a cached `pwrite` of 4 KiB, 1 and 0
+//! bytes (the folio lock a buffered write holds from `write_begin` to `write_end` is bounded by
+//! the difference of the first and the last), and of handing a spinlock-protected list over to
+//! another CPU (the cache lines `lruvec->lru_lock`'s holder touches, moved from the previous
+//! holder's cache).
 //!
 //! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
 //! measurement; 5 repetitions, the median is printed). Times are wall-clock on this host: use
@@ -127,6 +129,23 @@ fn cached_pread(file: &std::fs::File, len: usize) -> f64 {
     let t = Instant::now();
     for off in (0..len).step_by(PAGE) {
         file.read_exact_at(&mut buf, off as u64).expect("pread");
+    }
+    t.elapsed().as_nanos() as f64 / (len / PAGE) as f64
+}
+
+/// ns per `pwrite` of `bytes` bytes at the start of each page of a cached file's first `len`
+/// bytes, every page already dirty (a first pass dirties them): entry and exit, the inode
+/// lock and write checks, then for `bytes` > 0 `generic_perform_write` (`write_begin` finding
+/// and locking the folio, the copy, `write_end` unlocking it, `balance_dirty_pages_ratelimited`).
+fn cached_pwrite(file: &std::fs::File, len: usize, bytes: usize) -> f64 {
+    let buf = vec![9u8; PAGE];
+    for off in (0..len).step_by(PAGE) {
+        file.write_all_at(&buf, off as u64).expect("pwrite");
+    }
+    let t = Instant::now();
+    for off in (0..len).step_by(PAGE) {
+        let n = file.write_at(&buf[..bytes], off as u64).expect("pwrite");
+        assert_eq!(n, bytes, "short pwrite");
     }
     t.elapsed().as_nanos() as f64 / (len / PAGE) as f64
 }
@@ -309,7 +328,13 @@ fn main() {
     let mut read = Vec::new();
     let mut around = Vec::new();
     let mut unlink = Vec::new();
+    let (mut write_page, mut write_byte, mut write_none) = (Vec::new(), Vec::new(), Vec::new());
+    // Few enough dirty pages that the flusher does not clean them between the passes.
+    let wlen = len.min(32 << 20);
     for _ in 0..reps {
+        write_page.push(cached_pwrite(&file, wlen, PAGE));
+        write_byte.push(cached_pwrite(&file, wlen, 1));
+        write_none.push(cached_pwrite(&file, wlen, 0));
         unlink.push(vma_unlink(&file, 4096));
         around.push(fault_around_per_page(len));
         let (f, z) = anon_fault_and_zap(len);
@@ -341,6 +366,15 @@ fn main() {
     println!(
         "  pread of a cached 4 KiB page                     {:8.0} ns",
         median(read)
+    );
+    let (page, byte, none) = (median(write_page), median(write_byte), median(write_none));
+    println!(
+        "  pwrite of a cached dirty 4 KiB page              {page:8.0} ns (1 byte {byte:.0}, 0 bytes {none:.0})"
+    );
+    println!(
+        "  a write's folio lock hold, at most (4 KiB - 0 B) {:8.0} ns (the copy alone, 4 KiB - 1 B: {:.0})",
+        page - none,
+        page - byte
     );
     println!(
         "  fault-around, each neighbour mapped (tmpfs)      {:8.0} ns",

@@ -176,6 +176,10 @@ pub struct CpuResult {
     pub rmap_lock_wait_ns: u64,
     #[serde(default)]
     pub rmap_trylock_failed: u64,
+    /// `folio_trylock`s of reclaim that failed because a buffered write held the folio
+    /// across its copy (the folio was kept, `machine/folio_lock.rs`).
+    #[serde(default)]
+    pub folio_trylock_failed: u64,
     /// Task-to-task switches of a CPU, task migrations between CPUs, and tasks preempted at
     /// the end of their slice or by a woken task (`nr_switches`, `nr_migrations`).
     pub context_switches: u64,

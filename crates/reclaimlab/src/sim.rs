@@ -2009,6 +2009,7 @@ impl Engine {
             c.lru_lock_handoffs = m.lru_lock_handoffs;
             c.rmap_lock_wait_ns = m.rmap_lock_wait_ns;
             c.rmap_trylock_failed = m.rmap_trylock_failed;
+            c.folio_trylock_failed = m.folio_trylock_failed;
         }
         c
     }

@@ -1269,6 +1269,152 @@ fn a_folio_written_by_another_task_while_isolated_is_not_reclaimed() {
     check(&m, &pol);
 }
 
+/// Eight clean cached pages of a file, then page 0 (the inactive tail) written by another task
+/// `w` at `t0`, whose write holds the folio lock for the last 100 µs of its 110 µs system call
+/// (costs enlarged so that the reclaimer's own costs cannot leave the hold); returns (machine,
+/// policy, file, page 0's folio, t0).
+fn folio_locked_by_a_write() -> (Machine, Classic, u32, Pfn, u64) {
+    let mut cfg = MachineConfig::simple(4096);
+    cfg.kernel = Kernel::V6_12;
+    cfg.cost.fd_syscall_ns = 110_000;
+    cfg.cost.write_folio_lock_ns = 100_000;
+    let (mut m, mut pol) = build(cfg);
+    let f = m.create_file("f", 8);
+    let p = m.create_process("p", 0, 0);
+    let w = m.create_process("w", 0, 0);
+    for i in 0..8 {
+        read(&mut m, &mut pol, p, f, i);
+    }
+    drain(&mut m, &mut pol);
+    let t0 = m.ctx.now + m.ctx.elapsed + 1_000_000;
+    enter_at(&mut m, w, t0);
+    let page = PageRef::File { file: f, page: 0 };
+    m.access(&mut pol, w, page, Op::Write, Via::Fd)
+        .expect("the write completed");
+    let pfn = page_of(&m, f, 0);
+    (m, pol, f, pfn, t0)
+}
+
+/// `folio_trylock` in shrink_folio_list fails while a buffered write holds the folio across
+/// its copy (`generic_perform_write`: write_begin to write_end): the folio is kept (`goto
+/// keep`: back on the inactive list, not activated, no PG_reclaim), counted in pgscan (it was
+/// isolated) but neither in pgsteal nor in sc->nr_scanned. Met after the hold, the same dirty
+/// folio is activated with PG_reclaim instead (the write left to the flusher).
+#[test]
+fn a_folio_locked_by_a_write_is_kept_by_reclaim() {
+    let (mut m, mut pol, _, pfn, t0) = folio_locked_by_a_write();
+    enter_at(&mut m, 0, t0 + 50_000);
+    let mut sc = ScanControl::new(32, None);
+    assert_eq!(
+        pol.shrink_inactive_list(&mut m, 1, 0, 0, &mut sc, LRU_INACTIVE_FILE),
+        0
+    );
+    assert_eq!(m.folio_trylock_failed, 1);
+    assert_eq!(m.vm.get(Vm::PgscanDirect), 1, "isolated: counted in pgscan");
+    assert_eq!(m.vm.get(Vm::PgstealDirect), 0);
+    assert_eq!(sc.nr_scanned, 0, "never locked by reclaim");
+    assert_eq!(m.vm.get(Vm::Pgactivate), 0, "kept, not activated");
+    assert!(has(&m, pfn, pg::DIRTY) && !has(&m, pfn, pg::RECLAIM) && !has(&m, pfn, pg::ACTIVE));
+    assert_eq!(lru(&pol)[LRU_INACTIVE_FILE], 8);
+    check(&m, &pol);
+
+    // After the hold: the dirty folio is activated for the flusher to write.
+    let (mut m, mut pol, _, pfn, t0) = folio_locked_by_a_write();
+    enter_at(&mut m, 0, t0 + 200_000);
+    let mut sc = ScanControl::new(32, None);
+    pol.shrink_inactive_list(&mut m, 1, 0, 0, &mut sc, LRU_INACTIVE_FILE);
+    assert_eq!(m.folio_trylock_failed, 0);
+    assert_eq!(sc.nr_scanned, 1);
+    assert_eq!(m.vm.get(Vm::Pgactivate), 1);
+    assert!(has(&m, pfn, pg::RECLAIM) && has(&m, pfn, pg::ACTIVE));
+    check(&m, &pol);
+}
+
+/// A reclaimer processed after the write but with its clock before the hold (the write's
+/// system call had not reached write_begin yet) locks the folio: only the interval counts.
+#[test]
+fn a_folio_is_locked_only_during_the_write_copy() {
+    let (mut m, mut pol, _, _, t0) = folio_locked_by_a_write();
+    enter_at(&mut m, 0, t0 + 5_000);
+    let mut sc = ScanControl::new(32, None);
+    pol.shrink_inactive_list(&mut m, 1, 0, 0, &mut sc, LRU_INACTIVE_FILE);
+    assert_eq!(m.folio_trylock_failed, 0);
+    assert_eq!(sc.nr_scanned, 1);
+    check(&m, &pol);
+}
+
+/// Two writes of one folio: the second's `folio_lock` in write_begin sleeps until the first
+/// releases it, then holds it for its own copy.
+#[test]
+fn a_write_waits_for_another_write_holding_its_folio() {
+    let (mut m, mut pol, f, pfn, t0) = folio_locked_by_a_write();
+    let v = m.create_process("v", 0, 0);
+    // v's system call starts 20 µs after w's: its copy would begin 30 µs after w's start,
+    // inside w's hold (10..110 µs), so it begins at 110 µs and v sleeps 80 µs longer.
+    enter_at(&mut m, v, t0 + 20_000);
+    let page = PageRef::File { file: f, page: 0 };
+    m.access(&mut pol, v, page, Op::Write, Via::Fd)
+        .expect("the write completed");
+    let cost = &m.cfg.cost;
+    let w_end = t0 + cost.cpu_access_ns + cost.fd_syscall_ns;
+    let end = t0 + 20_000 + cost.cpu_access_ns + cost.fd_syscall_ns + 80_000;
+    assert_eq!(m.now(), end);
+    assert_eq!(
+        m.ctx.times.iowait_ns, 80_000,
+        "folio_lock sleeps in io_schedule"
+    );
+    let owner = m.folios[pfn as usize].owner();
+    assert_eq!(m.folio_locks.held_at(pfn, owner, w_end), Some(end));
+    assert_eq!(m.folio_locks.held_at(pfn, owner, end), None);
+    check(&m, &pol);
+}
+
+/// `folio_referenced` from shrink_active_list (the folio not locked by its caller) trylocks a
+/// mapped file folio: held by a write, it counts one reference without walking the rmap, so
+/// the mapping's young bit survives (no VM_EXEC: the folio is deactivated all the same).
+#[test]
+fn folio_referenced_does_not_walk_a_mapped_folio_a_write_holds() {
+    for during_hold in [true, false] {
+        let mut cfg = MachineConfig::simple(4096);
+        cfg.kernel = Kernel::V6_12;
+        cfg.cost.fd_syscall_ns = 110_000;
+        cfg.cost.write_folio_lock_ns = 100_000;
+        let (mut m, mut pol) = build(cfg);
+        let f = m.create_file("f", 8);
+        let p = m.create_process("p", 0, 0);
+        m.mmap_file(p, f, vm::SHARED);
+        for _ in 0..2 {
+            read(&mut m, &mut pol, p, f, 0);
+            read(&mut m, &mut pol, p, f, 1);
+        }
+        drain(&mut m, &mut pol);
+        load_mapped(&mut m, &mut pol, p, f, 0);
+        let pfn = page_of(&m, f, 0);
+        assert!(has(&m, pfn, pg::ACTIVE) && pte_young(&m, p, 0));
+        let t0 = m.now() + 1_000_000;
+        enter_at(&mut m, p, t0);
+        let page = PageRef::File { file: f, page: 0 };
+        m.access(&mut pol, p, page, Op::Write, Via::Fd)
+            .expect("the write completed");
+        let at = if during_hold {
+            t0 + 50_000
+        } else {
+            t0 + 200_000
+        };
+        enter_at(&mut m, 0, at);
+        let mut sc = ScanControl::new(32, None);
+        pol.shrink_active_list(&mut m, 2, 0, 0, &mut sc, LRU_ACTIVE_FILE);
+        assert_eq!(m.folio_trylock_failed, during_hold as u64);
+        assert_eq!(
+            pte_young(&m, p, 0),
+            during_hold,
+            "walked only when unlocked"
+        );
+        assert!(!has(&m, pfn, pg::ACTIVE), "deactivated either way");
+        check(&m, &pol);
+    }
+}
+
 /// A task that runs nested (another task is suspended in reclaim with a batch isolated) does
 /// not OOM-kill: its charge yields before the OOM killer (`Ctx::oom_deferred`), and the kill
 /// happens when it retries at the top level.

@@ -765,6 +765,78 @@ fn s10_dirty_folios_are_isolated_and_reactivated() {
     }
 }
 
+/// After 10 dirty folios are isolated, so reclaim's `folio_trylock` meets a folio a buffered
+/// write holds across its copy: shrink_folio_list keeps it (`goto keep`: no PG_reclaim, no
+/// NR_VMSCAN_IMMEDIATE, not activated there), counted in pgscan but not in pgsteal, while the
+/// other dirty folios of the batch are left to the flusher with PG_reclaim as above. Before
+/// 10 sort_folio bumps it like any dirty folio (the branch that also tests PG_locked).
+#[test]
+fn s10_a_folio_a_write_holds_is_kept_by_shrink_folio_list() {
+    for (spec, after) in [("mglru:7.2", true), ("mglru:7.1", false)] {
+        let mut mc = MachineConfig::simple(4096);
+        // Writes hold their folio for the last 1 ms of a 1.1 ms system call, so that the
+        // reclaimer's own costs over the batch cannot take it past the hold.
+        mc.cost.fd_syscall_ns = 1_100_000;
+        mc.cost.write_folio_lock_ns = 1_000_000;
+        let mut r = rig_cfg(spec, LRU_GEN_CORE, mc);
+        let f = r.m.create_file("data", 50);
+        let ws = r.m.create_file("ws", 10);
+        let pid = r.m.create_process("writer", 0, 0);
+        let w = r.m.create_process("other writer", 0, 0);
+        for i in 0..50 {
+            r.write_fd(pid, f, i);
+        }
+        for i in 0..50 {
+            r.read(pid, f, i);
+        }
+        r.drain();
+        for _ in 0..5 {
+            for i in 0..10 {
+                r.read(pid, ws, i);
+            }
+        }
+        r.drain();
+        // `w` writes page 7 at t0: its folio is locked from t0 + 0.1 ms to t0 + 1.1 ms.
+        let t0 = r.m.now() + 10_000_000;
+        r.m.ctx = Ctx {
+            now: t0,
+            cpu: 1 % r.m.cfg.cpus,
+            pid: w,
+            ..Default::default()
+        };
+        let page = PageRef::File { file: f, page: 7 };
+        r.m.access(&mut r.p, w, page, Op::Write, Via::Fd)
+            .expect("the write completed");
+        r.m.ctx = Ctx {
+            now: t0 + 200_000,
+            cpu: 0,
+            pid: 0,
+            ..Default::default()
+        };
+        let mut sc = sc_root(1000, 0);
+        r.p.try_to_shrink_lruvec(&mut r.m, 0, 0, &mut sc);
+        assert_eq!(sc.nr_reclaimed, 0, "{spec}");
+        let locked = r.page(f, 7);
+        if after {
+            assert_eq!(r.m.folio_trylock_failed, 1, "{spec}");
+            assert_eq!(r.vm(Vm::PgscanFile), 50, "{spec}: isolated, counted");
+            assert_eq!(r.vm(Vm::PgstealFile), 0, "{spec}");
+            assert_eq!(r.vm(Vm::NrVmscanImmediateReclaim), 49, "{spec}");
+            assert_eq!(r.vm(Vm::Pgactivate), 49, "{spec}");
+            assert!(!r.has(locked, pg::RECLAIM), "{spec}: kept, not marked");
+            for i in (0..50).filter(|&i| i != 7) {
+                assert!(r.has(r.page(f, i), pg::RECLAIM), "{spec}");
+            }
+        } else {
+            assert_eq!(r.m.folio_trylock_failed, 0, "{spec}: never isolated");
+            assert_eq!(r.vm(Vm::PgscanFile), 0, "{spec}");
+            assert_eq!(r.vm(Vm::Pgrefill), 50, "{spec}");
+            assert!(r.has(locked, pg::RECLAIM), "{spec}: bumped like the others");
+        }
+        r.check();
+    }
+}
+
 // ------------------------------------------------------------------------------------------
 // 11 simplify-dirty-writeback
 // ------------------------------------------------------------------------------------------

@@ -34,6 +34,10 @@ pub struct CostProfile {
     /// A `read()`/`write()` system call of one page through a file descriptor, besides the page
     /// cache's own work: entry and exit, `filemap_get_pages`, the 4 KiB copy to or from user.
     pub fd_syscall_ns: u64,
+    /// The part of a `write()`'s `fd_syscall_ns` (its end) that holds the folio lock
+    /// (`write_begin` through the copy to `write_end`), during which reclaim's `folio_trylock`
+    /// fails; not added to it (at most all of it; 0: writes hold no lock over time).
+    pub write_folio_lock_ns: u64,
     /// `lru_lock` held per folio isolated, put back or added from a batch (list unlink and
     /// link, flags, counters): only the lock's hold, already part of the costs above.
     pub lru_lock_hold_ns: u64,
@@ -67,6 +71,7 @@ impl Default for CostProfile {
             pte_walk_ns: 10,
             zap_pte_ns: 440,
             fd_syscall_ns: 1_000,
+            write_folio_lock_ns: 460,
             lru_lock_hold_ns: 50,
             lru_lock_handoff_ns: 265,
             writeback_page_ns: 1_000,

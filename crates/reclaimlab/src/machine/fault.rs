@@ -368,7 +368,9 @@ impl Machine {
             ),
         };
         if write {
-            // generic_perform_write: no FGP_ACCESSED, so no folio_mark_accessed.
+            // generic_perform_write: no FGP_ACCESSED, so no folio_mark_accessed; the folio is
+            // locked from write_begin through the copy to write_end.
+            self.folio_locked_for_copy(pfn);
             let newly = self.folio_mark_dirty(pfn);
             self.balance_dirty_pages_ratelimited(pid, newly);
         } else {

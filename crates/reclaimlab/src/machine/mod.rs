@@ -10,6 +10,7 @@ pub mod check;
 pub mod config;
 pub mod counters;
 pub mod fault;
+pub mod folio_lock;
 pub mod freelist;
 pub mod kthreads;
 pub mod lists;
@@ -509,6 +510,10 @@ pub struct Machine {
     /// When the last rmap write hold recorded ends: a walk at or after it finds every rmap
     /// lock free without looking (the common case).
     pub rmap_holds_end: u64,
+    /// The folio locks buffered writes hold across their copy (`folio_lock.rs`), and the
+    /// `folio_trylock`s of reclaim that failed on them.
+    pub folio_locks: folio_lock::FolioLocks,
+    pub folio_trylock_failed: u64,
     /// Per CPU, the memcg charge stock (`memcg_stock_pcp`, memcg.rs).
     pub memcg_stock: Vec<memcg::MemcgStock>,
     /// CPUs whose stock `drain_all_stock` queued a drain for (`schedule_work_on`: the
@@ -578,6 +583,8 @@ impl Machine {
             rmap_trylock_failed: 0,
             rmap_lock_wait_ns: 0,
             rmap_holds_end: 0,
+            folio_locks: Default::default(),
+            folio_trylock_failed: 0,
             memcg_stock: vec![memcg::MemcgStock::default(); ncpu],
             stock_drain_work: Vec::new(),
             kernel,

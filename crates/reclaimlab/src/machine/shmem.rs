@@ -83,6 +83,8 @@ impl Machine {
         let got = self
             .shmem_get_folio(pol, pid, file, index, Sgp::Write)?
             .expect("SGP_WRITE allocates");
+        // shmem_write_begin returns the folio locked; the copy; shmem_write_end unlocks it.
+        self.folio_locked_for_copy(got.pfn);
         self.folio_mark_dirty(got.pfn);
         Some(AccessOutcome {
             hit: got.cached,

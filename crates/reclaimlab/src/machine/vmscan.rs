@@ -163,6 +163,11 @@ pub fn shrink_folio_list(
         // The folio is locked now; until then other CPUs may use it.
         m.let_others_run(pol);
         let pfn = folios[i];
+        // folio_trylock: a write holding the folio keeps it (`goto keep`), not scanned.
+        if m.folio_trylock_fails(pfn) {
+            i += 1;
+            continue;
+        }
         m.spend_sys(m.cfg.cost.reclaim_per_folio_ns);
         sc.nr_scanned += 1;
         let fate = decide_folio(m, pol, pfn, sc, stat);

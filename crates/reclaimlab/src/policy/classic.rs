@@ -313,7 +313,17 @@ impl Classic {
         for i in 0..hold.len() {
             let pfn = hold[i];
             m.spend_sys(m.cfg.cost.reclaim_per_folio_ns);
-            let r = m.folio_referenced(pfn, sc.target_mem_cgroup);
+            // folio_referenced trylocks a mapped file folio it was not given locked: held by
+            // a write, it counts one reference without walking (no VM_EXEC: deactivated).
+            let f = m.folios[pfn as usize];
+            let r = if f.mapcount > 0 && !f.is_anon() && m.folio_trylock_fails(pfn) {
+                crate::machine::mm::Referenced {
+                    referenced: 1,
+                    ..Default::default()
+                }
+            } else {
+                m.folio_referenced(pfn, sc.target_mem_cgroup)
+            };
             if r.referenced > 0 && r.vm_flags & vm::EXEC != 0 && file {
                 rotated += 1;
                 keep_active.push(pfn);
