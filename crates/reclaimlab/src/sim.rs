@@ -1231,6 +1231,9 @@ impl Engine {
                 break;
             }
             self.now = t;
+            if let Be::Kernel { m, .. } = be {
+                m.lock_floor = t;
+            }
             if let Some(p) = self.psi.as_mut() {
                 p.advance_to(t);
             }

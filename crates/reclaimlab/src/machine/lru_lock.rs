@@ -13,9 +13,11 @@
 
 use super::Machine;
 
-/// Holds remembered per lruvec: older ones are behind every clock in practice (a context
-/// processed later than 64 holds of the same lruvec).
-const REMEMBERED_HOLDS: usize = 64;
+/// At most this many holds are remembered per lock. Holds that end before the event being
+/// processed are forgotten first (no context can ask for the lock before that time:
+/// `Machine::lock_floor`); the bound only stops memory from growing without limit, and a hold
+/// forgotten by it lets a context far behind take the lock beside it.
+const REMEMBERED_HOLDS: usize = 1 << 16;
 
 /// Who holds a lock: the CPU of a task, or a kernel thread (whose CPU the scheduler picks
 /// after the fact; on a machine with one CPU everything runs on CPU 0).
@@ -69,47 +71,57 @@ pub struct Acquired {
     pub handed_off: bool,
 }
 
-/// The recent holds of one lock, sorted by start.
+/// The recent holds of one lock, sorted by start. They never overlap, so their ends are
+/// sorted too.
 #[derive(Clone, Debug, Default)]
 pub struct LockTimeline {
     holds: std::collections::VecDeque<Hold>,
+    /// Who held the lock in the last hold forgotten (it may still own the cache lines).
+    forgotten_holder: Option<Holder>,
 }
 
 impl LockTimeline {
     /// Takes the lock at the earliest time `>= at` for `hold` ns; returns the start. Who holds
     /// it is not recorded (a lock whose handoffs cost nothing extra).
     pub fn acquire(&mut self, at: u64, hold: u64) -> u64 {
-        self.acquire_by(at, hold, 0, 0).start
+        self.acquire_by(at, hold, 0, 0, 0).start
     }
 
     /// Takes the lock at the earliest time `>= at` for `holder`, for `hold` ns, or `hold +
     /// handoff` ns when the hold it follows was by another holder (the lock's cache lines
-    /// move from that holder's cache).
-    pub fn acquire_by(&mut self, at: u64, hold: u64, holder: Holder, handoff: u64) -> Acquired {
+    /// move from that holder's cache). Holds ending at or before `floor`, a time before which
+    /// no context can ask any more, are forgotten first.
+    pub fn acquire_by(
+        &mut self,
+        at: u64,
+        hold: u64,
+        holder: Holder,
+        handoff: u64,
+        floor: u64,
+    ) -> Acquired {
+        while self.holds.front().is_some_and(|h| h.end <= floor) {
+            self.forget_oldest();
+        }
+        // The first hold ending after `at`: every hold before it ends by `at`.
+        let mut pos = self.holds.partition_point(|h| h.end <= at);
         let mut start = at;
         loop {
-            let pos = self.holds.partition_point(|h| h.start <= start);
-            let handed_off = handoff > 0
-                && pos > 0
-                && self.holds.get(pos - 1).is_some_and(|h| h.holder != holder);
+            let before = match pos {
+                0 => self.forgotten_holder,
+                _ => self.holds.get(pos - 1).map(|h| h.holder),
+            };
+            let handed_off = handoff > 0 && before.is_some_and(|b| b != holder);
             let len = hold + if handed_off { handoff } else { 0 };
-            match self
-                .holds
-                .iter()
-                .find(|h| h.start < start + len.max(1) && start < h.end)
-            {
-                Some(h) => start = h.end,
-                None => {
-                    self.holds.insert(
-                        pos,
-                        Hold {
-                            start,
-                            end: start + len,
-                            holder,
-                        },
-                    );
+            match self.holds.get(pos) {
+                Some(h) if h.start < start + len.max(1) => {
+                    start = start.max(h.end);
+                    pos += 1;
+                }
+                _ => {
+                    let end = start + len;
+                    self.holds.insert(pos, Hold { start, end, holder });
                     if self.holds.len() > REMEMBERED_HOLDS {
-                        self.holds.pop_front();
+                        self.forget_oldest();
                     }
                     return Acquired { start, handed_off };
                 }
@@ -117,13 +129,17 @@ impl LockTimeline {
         }
     }
 
+    fn forget_oldest(&mut self) {
+        if let Some(h) = self.holds.pop_front() {
+            self.forgotten_holder = Some(h.holder);
+        }
+    }
+
     /// The end of the hold covering `t`, if one does (a `down_read_trylock` at `t` of a
     /// rwsem whose writers this timeline records fails).
     pub fn held_at(&self, t: u64) -> Option<u64> {
-        self.holds
-            .iter()
-            .find(|h| h.start <= t && t < h.end)
-            .map(|h| h.end)
+        let pos = self.holds.partition_point(|h| h.end <= t);
+        self.holds.get(pos).filter(|h| h.start <= t).map(|h| h.end)
     }
 }
 
@@ -143,7 +159,8 @@ impl Machine {
         let now = self.now();
         let hold = nr * self.cfg.cost.lru_lock_hold_ns;
         let (holder, handoff) = (self.lock_holder(), self.cfg.cost.lru_lock_handoff_ns);
-        let got = self.lru_locks[i].acquire_by(now, hold, holder, handoff);
+        let floor = self.lock_floor;
+        let got = self.lru_locks[i].acquire_by(now, hold, holder, handoff, floor);
         if got.start > now {
             self.spend_sys(got.start - now);
             self.lru_lock_wait_ns += got.start - now;
@@ -255,23 +272,23 @@ mod tests {
     fn a_hold_after_another_holders_is_longer_by_the_handoff() {
         let mut l = LockTimeline::default();
         // The first hold follows nobody: no transfer.
-        let a = l.acquire_by(0, 100, 0, 30);
+        let a = l.acquire_by(0, 100, 0, 30, 0);
         assert_eq!((a.start, a.handed_off), (0, false));
         // The same holder again: its cache has the lines.
-        let b = l.acquire_by(200, 100, 0, 30);
+        let b = l.acquire_by(200, 100, 0, 30, 0);
         assert_eq!((b.start, b.handed_off), (200, false));
         // Another CPU takes it after CPU 0, even long after: the lines are in CPU 0's cache.
-        let c = l.acquire_by(1000, 100, 1, 30);
+        let c = l.acquire_by(1000, 100, 1, 30, 0);
         assert_eq!((c.start, c.handed_off), (1000, true));
         assert_eq!(l.held_at(1129), Some(1130));
         // A contender queued behind it waits for the longer hold, and pays the handoff too.
-        let d = l.acquire_by(1010, 100, 0, 30);
+        let d = l.acquire_by(1010, 100, 0, 30, 0);
         assert_eq!((d.start, d.handed_off), (1130, true));
         // A gap too short for a hold plus its handoff is skipped.
         let mut g = LockTimeline::default();
-        g.acquire_by(0, 100, 0, 30);
-        g.acquire_by(220, 100, 0, 30);
-        let e = g.acquire_by(100, 100, 1, 30);
+        g.acquire_by(0, 100, 0, 30, 0);
+        g.acquire_by(220, 100, 0, 30, 0);
+        let e = g.acquire_by(100, 100, 1, 30, 0);
         assert_eq!((e.start, e.handed_off), (320, true));
     }
 
@@ -328,11 +345,33 @@ mod tests {
     }
 
     #[test]
-    fn the_timeline_stays_bounded() {
+    fn holds_before_the_floor_are_forgotten_and_no_other_hold_is() {
         let mut l = LockTimeline::default();
         for i in 0..1000 {
-            l.acquire(i * 10, 5);
+            l.acquire_by(i * 10, 5, (i % 2) as Holder, 0, 0);
         }
-        assert_eq!(l.holds.len(), REMEMBERED_HOLDS);
+        // Without a floor every hold is remembered: a context far behind still waits.
+        assert_eq!(l.holds.len(), 1000);
+        assert_eq!(l.acquire(0, 5), 5);
+        // The floor forgets what ends by it; the handoff still sees who held it last.
+        let got = l.acquire_by(9_000, 5, 2, 30, 8_000);
+        assert!(l.holds.iter().all(|h| h.end > 8_000));
+        assert_eq!(l.holds.len(), 1000 - 800 + 1);
+        assert!(got.handed_off);
+        let mut m = LockTimeline::default();
+        m.acquire_by(0, 5, 1, 30, 0);
+        let after = m.acquire_by(100, 5, 2, 30, 50);
+        assert!(m.holds.len() == 1 && after.handed_off);
+    }
+
+    #[test]
+    fn a_busy_lock_makes_a_context_far_behind_wait() {
+        // 200 holds back to back by other CPUs: a context asking at the start waits for all
+        // of them (the 64-hold memory of before let it in beside the forgotten ones).
+        let mut l = LockTimeline::default();
+        for i in 0..200 {
+            l.acquire_by(i * 100, 100, 1 + (i % 2) as Holder, 0, 0);
+        }
+        assert_eq!(l.acquire_by(0, 50, 0, 0, 0).start, 200 * 100);
     }
 }

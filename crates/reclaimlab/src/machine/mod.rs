@@ -500,6 +500,9 @@ pub struct Machine {
     pub lru_lock_wait_ns: u64,
     /// `lru_lock` holds that followed one by another CPU (`lru_lock_handoff_ns` each).
     pub lru_lock_handoffs: u64,
+    /// The time of the top-level event being processed: no context asks for a lock before
+    /// it, so lock holds ending by then are forgotten (`lru_lock.rs`).
+    pub lock_floor: u64,
     /// Per CPU, then kswapd and the flusher: isolation and putback lock traffic not yet
     /// taken in a scaled-down scenario (`Machine::lru_lock_isolate`).
     pub scaled_lock: Vec<lru_lock::ScaledLockTraffic>,
@@ -579,6 +582,7 @@ impl Machine {
             lru_locks: Vec::new(),
             lru_lock_wait_ns: 0,
             lru_lock_handoffs: 0,
+            lock_floor: 0,
             scaled_lock: vec![Default::default(); ncpu + 2],
             rmap_trylock_failed: 0,
             rmap_lock_wait_ns: 0,
