@@ -81,10 +81,11 @@ pub struct LockTimeline {
 }
 
 impl LockTimeline {
-    /// Takes the lock at the earliest time `>= at` for `hold` ns; returns the start. Who holds
-    /// it is not recorded (a lock whose handoffs cost nothing extra).
-    pub fn acquire(&mut self, at: u64, hold: u64) -> u64 {
-        self.acquire_by(at, hold, 0, 0, 0).start
+    /// Takes the lock at the earliest time `>= at` for `hold` ns, forgetting holds that end by
+    /// `floor` first; returns the start. Who holds it is not recorded (a lock whose handoffs
+    /// cost nothing extra).
+    pub fn acquire(&mut self, at: u64, hold: u64, floor: u64) -> u64 {
+        self.acquire_by(at, hold, 0, 0, floor).start
     }
 
     /// Takes the lock at the earliest time `>= at` for `holder`, for `hold` ns, or `hold +
@@ -254,17 +255,17 @@ mod tests {
     #[test]
     fn overlapping_holds_wait_and_gaps_are_used() {
         let mut l = LockTimeline::default();
-        assert_eq!(l.acquire(100, 50), 100);
+        assert_eq!(l.acquire(100, 50, 0), 100);
         // Inside the first hold: waits for its end.
-        assert_eq!(l.acquire(120, 10), 150);
+        assert_eq!(l.acquire(120, 10, 0), 150);
         // A hold recorded ahead of a later caller's clock: it waits past both.
-        assert_eq!(l.acquire(140, 20), 160);
+        assert_eq!(l.acquire(140, 20, 0), 160);
         // Fits in the gap before a hold recorded later in time.
-        assert_eq!(l.acquire(1000, 10), 1000);
-        assert_eq!(l.acquire(500, 10), 500);
+        assert_eq!(l.acquire(1000, 10, 0), 1000);
+        assert_eq!(l.acquire(500, 10, 0), 500);
         // Three contenders at once queue up: each waits for all before it.
         let mut q = LockTimeline::default();
-        let starts: Vec<u64> = (0..3).map(|_| q.acquire(0, 100)).collect();
+        let starts: Vec<u64> = (0..3).map(|_| q.acquire(0, 100, 0)).collect();
         assert_eq!(starts, vec![0, 100, 200]);
     }
 
@@ -295,7 +296,7 @@ mod tests {
     #[test]
     fn a_time_inside_a_hold_finds_it_held_until_its_end() {
         let mut l = LockTimeline::default();
-        l.acquire(100, 50);
+        l.acquire(100, 50, 0);
         assert_eq!(l.held_at(99), None);
         assert_eq!(l.held_at(100), Some(150));
         assert_eq!(l.held_at(149), Some(150));
@@ -352,7 +353,7 @@ mod tests {
         }
         // Without a floor every hold is remembered: a context far behind still waits.
         assert_eq!(l.holds.len(), 1000);
-        assert_eq!(l.acquire(0, 5), 5);
+        assert_eq!(l.acquire(0, 5, 0), 5);
         // The floor forgets what ends by it; the handoff still sees who held it last.
         let got = l.acquire_by(9_000, 5, 2, 30, 8_000);
         assert!(l.holds.iter().all(|h| h.end > 8_000));

@@ -56,7 +56,11 @@ impl Machine {
     /// `i_mmap_lock_write(mapping)` of `file` from `at` for `hold` ns (`unlink_file_vma`);
     /// returns when it is released.
     pub fn i_mmap_lock_write(&mut self, file: u32, at: u64, hold: u64) -> u64 {
-        let end = self.files[file as usize].i_mmap_lock.acquire(at, hold) + hold;
+        let floor = self.lock_floor;
+        let end = self.files[file as usize]
+            .i_mmap_lock
+            .acquire(at, hold, floor)
+            + hold;
         self.rmap_holds_end = self.rmap_holds_end.max(end);
         end
     }
@@ -64,7 +68,11 @@ impl Machine {
     /// `anon_vma_lock_write` of the anon_vma root of `pid` from `at` for `hold` ns
     /// (`unlink_anon_vmas`); returns when it is released.
     pub fn anon_vma_lock_write(&mut self, pid: u32, at: u64, hold: u64) -> u64 {
-        let end = self.procs[pid as usize].anon_vma_lock.acquire(at, hold) + hold;
+        let floor = self.lock_floor;
+        let end = self.procs[pid as usize]
+            .anon_vma_lock
+            .acquire(at, hold, floor)
+            + hold;
         self.rmap_holds_end = self.rmap_holds_end.max(end);
         end
     }
