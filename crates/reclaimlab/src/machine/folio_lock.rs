@@ -89,14 +89,7 @@ impl FolioLocks {
 
     /// The end of a hold of `pfn` (still `owner`'s) covering time `t`, if one does.
     pub fn held_at(&self, pfn: Pfn, owner: Owner, t: u64) -> Option<u64> {
-        if t >= self.end {
-            return None;
-        }
-        self.holds
-            .iter()
-            .filter(|h| h.pfn == pfn && h.owner == owner && h.start <= t && t < h.end)
-            .map(|h| h.end)
-            .max()
+        self.overlapping(pfn, owner, t, t.saturating_add(1))
     }
 }
 
