@@ -20,14 +20,7 @@ fn main() {
     {
         let w = suite::workload(&c.workload).unwrap();
         let (h, r) = w.trace();
-        let km = |metric: &str| {
-            let k: Vec<f64> = c
-                .kernel_runs
-                .iter()
-                .map(|x| fidelity::metric(x, "/w", metric))
-                .collect();
-            k.iter().sum::<f64>() / k.len() as f64
-        };
+        let km = |metric: &str| fidelity::mean_min_max(&c.kernel_values(metric)).0;
         let mut line = format!(
             "{} {} mglru: kernel misses {:.0} pgscan {:.0} pgsteal {:.0}",
             c.workload,

@@ -11,12 +11,7 @@ fn main() {
     for c in cells.iter().filter(|c| c.cpus > 1) {
         let w = suite::workload(&c.workload).unwrap();
         let (h, r) = w.trace();
-        let k: Vec<f64> = c
-            .kernel_runs
-            .iter()
-            .map(|x| fidelity::metric(x, "/w", "misses"))
-            .collect();
-        let km = k.iter().sum::<f64>() / k.len() as f64;
+        let km = fidelity::mean_min_max(&c.kernel_values("misses")).0;
         let mut line = format!("{} {} {} kernel {:.0}:", c.workload, c.kernel, c.mode, km);
         for (label, cpus, slow) in [("2cpu", 2, 1), ("1cpu", 1, 1), ("2cpu-cpu x30", 2, 30)] {
             let mut m = model::machine(&w.machine, &c.sizing, &h);

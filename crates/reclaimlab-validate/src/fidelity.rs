@@ -62,6 +62,16 @@ pub struct Cell {
     pub cpus: u32,
 }
 
+impl Cell {
+    /// The value of metric `name` (of the cell's memcg) in each kernel boot.
+    pub fn kernel_values(&self, name: &str) -> Vec<f64> {
+        self.kernel_runs
+            .iter()
+            .map(|r| metric(r, &self.memcg, name))
+            .collect()
+    }
+}
+
 fn one_cpu() -> u32 {
     1
 }
@@ -151,11 +161,7 @@ pub fn rows(cells: &[Cell]) -> Vec<Row> {
     let mut out = Vec::new();
     for c in cells {
         for &(name, is_miss) in METRICS {
-            let xs: Vec<f64> = c
-                .kernel_runs
-                .iter()
-                .map(|r| metric(r, &c.memcg, name))
-                .collect();
+            let xs = c.kernel_values(name);
             let (mean, min, max) = mean_min_max(&xs);
             let model = metric(&c.model, &c.memcg, name);
             if mean == 0.0 && model == 0.0 {
@@ -222,11 +228,7 @@ pub fn concurrent_checks(cells: &[Cell]) -> Vec<ConcurrentCheck> {
     let mut out = Vec::new();
     for c in cells.iter().filter(|c| c.cpus > 1) {
         for &(name, thr, spread_counts) in CONCURRENT_METRICS {
-            let xs: Vec<f64> = c
-                .kernel_runs
-                .iter()
-                .map(|r| metric(r, &c.memcg, name))
-                .collect();
+            let xs = c.kernel_values(name);
             let (mean, min, max) = mean_min_max(&xs);
             let model = metric(&c.model, &c.memcg, name);
             let rel_err = (mean != 0.0).then(|| (model - mean) / mean);
@@ -324,16 +326,8 @@ pub fn sign_checks(cells: &[Cell]) -> Vec<SignCheck> {
     }
     for (cmp, a, b) in pairs {
         for &name in SIGN_METRICS {
-            let ka: Vec<f64> = a
-                .kernel_runs
-                .iter()
-                .map(|r| metric(r, &a.memcg, name))
-                .collect();
-            let kb: Vec<f64> = b
-                .kernel_runs
-                .iter()
-                .map(|r| metric(r, &b.memcg, name))
-                .collect();
+            let ka = a.kernel_values(name);
+            let kb = b.kernel_values(name);
             let (ma, mina, maxa) = mean_min_max(&ka);
             let (mb, minb, maxb) = mean_min_max(&kb);
             let (pa, pb) = (
