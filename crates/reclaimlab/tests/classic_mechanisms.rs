@@ -1269,16 +1269,22 @@ fn a_folio_written_by_another_task_while_isolated_is_not_reclaimed() {
     check(&m, &pol);
 }
 
+/// A 6.12 machine whose buffered writes hold their folio's lock for the last 100 µs of a
+/// 110 µs system call (costs enlarged so that a reclaimer's own costs cannot leave the hold).
+fn build_with_long_write_locks() -> (Machine, Classic) {
+    let mut cfg = MachineConfig::simple(4096);
+    cfg.kernel = Kernel::V6_12;
+    cfg.cost.fd_syscall_ns = 110_000;
+    cfg.cost.write_folio_lock_ns = 100_000;
+    build(cfg)
+}
+
 /// Eight clean cached pages of a file, then page 0 (the inactive tail) written by another task
 /// `w` at `t0`, whose write holds the folio lock for the last 100 µs of its 110 µs system call
 /// (costs enlarged so that the reclaimer's own costs cannot leave the hold); returns (machine,
 /// policy, file, page 0's folio, t0).
 fn folio_locked_by_a_write() -> (Machine, Classic, u32, Pfn, u64) {
-    let mut cfg = MachineConfig::simple(4096);
-    cfg.kernel = Kernel::V6_12;
-    cfg.cost.fd_syscall_ns = 110_000;
-    cfg.cost.write_folio_lock_ns = 100_000;
-    let (mut m, mut pol) = build(cfg);
+    let (mut m, mut pol) = build_with_long_write_locks();
     let f = m.create_file("f", 8);
     let p = m.create_process("p", 0, 0);
     let w = m.create_process("w", 0, 0);
@@ -1375,11 +1381,7 @@ fn a_write_waits_for_another_write_holding_its_folio() {
 #[test]
 fn folio_referenced_does_not_walk_a_mapped_folio_a_write_holds() {
     for during_hold in [true, false] {
-        let mut cfg = MachineConfig::simple(4096);
-        cfg.kernel = Kernel::V6_12;
-        cfg.cost.fd_syscall_ns = 110_000;
-        cfg.cost.write_folio_lock_ns = 100_000;
-        let (mut m, mut pol) = build(cfg);
+        let (mut m, mut pol) = build_with_long_write_locks();
         let f = m.create_file("f", 8);
         let p = m.create_process("p", 0, 0);
         m.mmap_file(p, f, vm::SHARED);

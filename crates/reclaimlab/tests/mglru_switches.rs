@@ -680,6 +680,31 @@ fn s09_noio_reclaim_isolates_anon_and_dirty_folios() {
 // 10 common-dirty-writeback-reactivation
 // ------------------------------------------------------------------------------------------
 
+/// Fifty dirty page-cache folios of a file "data" (written, then read once: PG_referenced) in
+/// the oldest generation, and ten PG_workingset folios of "ws" in generation 1 (max_seq - 2),
+/// so that three generations remain once generation 0 is emptied (otherwise max_seq - 1 would
+/// be the oldest generation and the putback would clear the refs of any rejected folio).
+/// Returns "data".
+fn fifty_dirty_folios_behind_a_workingset(r: &mut Rig) -> u32 {
+    let f = r.m.create_file("data", 50);
+    let ws = r.m.create_file("ws", 10);
+    let pid = r.m.create_process("writer", 0, 0);
+    for i in 0..50 {
+        r.write_fd(pid, f, i);
+    }
+    for i in 0..50 {
+        r.read(pid, f, i);
+    }
+    r.drain();
+    for _ in 0..5 {
+        for i in 0..10 {
+            r.read(pid, ws, i);
+        }
+    }
+    r.drain();
+    f
+}
+
 #[test]
 fn s10_dirty_folios_are_isolated_and_reactivated() {
     // 50 dirty page-cache folios (written, then read once: PG_referenced) in the oldest
@@ -692,25 +717,7 @@ fn s10_dirty_folios_are_isolated_and_reactivated() {
         ("mglru:7.1+common-dirty-writeback-reactivation", true),
     ] {
         let mut r = rig(spec, LRU_GEN_CORE, 4096, SwapConfig::None);
-        let f = r.m.create_file("data", 50);
-        let ws = r.m.create_file("ws", 10);
-        let pid = r.m.create_process("writer", 0, 0);
-        for i in 0..50 {
-            r.write_fd(pid, f, i);
-        }
-        for i in 0..50 {
-            r.read(pid, f, i);
-        }
-        r.drain();
-        // Ten PG_workingset folios in generation 1 (max_seq - 2), so that three generations
-        // remain once generation 0 is emptied (otherwise max_seq - 1 would be the oldest
-        // generation and the putback would clear the refs of any rejected folio).
-        for _ in 0..5 {
-            for i in 0..10 {
-                r.read(pid, ws, i);
-            }
-        }
-        r.drain();
+        let f = fifty_dirty_folios_behind_a_workingset(&mut r);
         assert_eq!((r.pages(0, 0, FILE), r.pages(0, 1, FILE)), (50, 10));
         let mut sc = sc_root(1000, 0);
         r.shrink(0, &mut sc);
@@ -779,23 +786,8 @@ fn s10_a_folio_a_write_holds_is_kept_by_shrink_folio_list() {
         mc.cost.fd_syscall_ns = 1_100_000;
         mc.cost.write_folio_lock_ns = 1_000_000;
         let mut r = rig_cfg(spec, LRU_GEN_CORE, mc);
-        let f = r.m.create_file("data", 50);
-        let ws = r.m.create_file("ws", 10);
-        let pid = r.m.create_process("writer", 0, 0);
+        let f = fifty_dirty_folios_behind_a_workingset(&mut r);
         let w = r.m.create_process("other writer", 0, 0);
-        for i in 0..50 {
-            r.write_fd(pid, f, i);
-        }
-        for i in 0..50 {
-            r.read(pid, f, i);
-        }
-        r.drain();
-        for _ in 0..5 {
-            for i in 0..10 {
-                r.read(pid, ws, i);
-            }
-        }
-        r.drain();
         // `w` writes page 7 at t0: its folio is locked from t0 + 0.1 ms to t0 + 1.1 ms.
         let t0 = r.m.now() + 10_000_000;
         r.m.ctx = Ctx {
