@@ -62,11 +62,18 @@ fn machine(nodes: usize, node_gib: f64, cpus: u32, scale: f64) -> MachineConfig 
     let mut m = MachineConfig::simple(256);
     m.node_pages = vec![gib(node_gib, scale).max(256); nodes];
     m.cpus = cpus;
+    scale_kernel_sizes(&mut m, scale);
+    m
+}
+
+/// The kernel's own sizes that shrink with a scaled-down scenario's memory (docs/scenarios.md,
+/// "Scale"): the per-CPU LRU batches, the scan budget's lock traffic, the memcg charge batch,
+/// and the PTE tables charged (not below scale 1).
+fn scale_kernel_sizes(m: &mut MachineConfig, scale: f64) {
     m.lru_batch_cap = lru_batch_cap(scale);
     m.lru_lock_scale_down = lru_lock_scale_down(scale);
     m.memcg_charge_batch_cap = memcg_charge_batch_cap(scale);
     m.charge_page_tables = scale >= 1.0;
-    m
 }
 
 /// The per-CPU LRU batches are a size too: a CPU's batch holds up to 31 folios whatever the
@@ -404,10 +411,7 @@ pub fn file_anon_mix(scale: f64) -> Scenario {
         rounds: 128,
         warmup_ns: 2 * SEC,
     });
-    s.machine.lru_batch_cap = lru_batch_cap(scale);
-    s.machine.lru_lock_scale_down = lru_lock_scale_down(scale);
-    s.machine.memcg_charge_batch_cap = memcg_charge_batch_cap(scale);
-    s.machine.charge_page_tables = scale >= 1.0;
+    scale_kernel_sizes(&mut s.machine, scale);
     s.name = "file-anon-mix".into();
     s.description = "file+anon mix OOM reproducer (seed 000)".into();
     s
