@@ -1304,31 +1304,19 @@ impl Engine {
             }
         }
         if self.threads[i].exiting {
-            let th = &mut self.threads[i];
-            th.done = true;
-            th.finish = t;
-            return true;
+            return self.finish_thread(i, t);
         }
         loop {
             let pid = self.threads[i].pid;
             if self.threads[i].deadline.is_some_and(|d| t >= d) {
-                let th = &mut self.threads[i];
-                th.done = true;
-                th.finish = t;
-                return true;
+                return self.finish_thread(i, t);
             }
             if self.thread_process_dead(be, pid) {
-                let th = &mut self.threads[i];
-                th.killed = true;
-                th.done = true;
-                th.finish = t;
-                return true;
+                self.threads[i].killed = true;
+                return self.finish_thread(i, t);
             }
             let Some(action) = self.next_action(i) else {
-                let th = &mut self.threads[i];
-                th.done = true;
-                th.finish = t;
-                return true;
+                return self.finish_thread(i, t);
             };
             if self.depth > 0 && !runs_nested(&action) {
                 // Not while a reclaimer below has a batch isolated: at the top level.
@@ -1367,10 +1355,7 @@ impl Engine {
                         self.push_thread(i, end);
                         return false;
                     }
-                    let th = &mut self.threads[i];
-                    th.done = true;
-                    th.finish = t;
-                    return true;
+                    return self.finish_thread(i, t);
                 }
                 Action::MemcgWrite { memcg, file, value } => {
                     let elapsed = self.memcg_write(be, i, t, memcg, file, value);
@@ -1498,7 +1483,14 @@ impl Engine {
         w.1 = w.1.max(t);
     }
 
-    /// `do_exit` of the thread's process: its mappings go (exit_mmap).
+    /// Thread `i` is done at `t`; returns true (a finished thread, as the step functions do).
+    fn finish_thread(&mut self, i: usize, t: u64) -> bool {
+        let th = &mut self.threads[i];
+        th.done = true;
+        th.finish = t;
+        true
+    }
+
     /// `do_exit` of the thread's process from `t`: its mappings go (exit_mmap, the exiting
     /// task's kernel time); returns when it is done.
     fn exit_process(&mut self, be: &mut Be<'_>, i: usize, t: u64) -> u64 {
@@ -1604,9 +1596,7 @@ impl Engine {
                 th.yielded_access = None;
                 th.resume = None;
                 th.killed = true;
-                th.done = true;
-                th.finish = t;
-                true
+                self.finish_thread(i, t)
             }
         }
     }
