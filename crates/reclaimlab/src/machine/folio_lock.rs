@@ -5,9 +5,10 @@
 //! reclaimer that meets its folio may be processed later with its clock inside the hold, so
 //! the hold is kept as a time interval, like the lruvec lock's (`lru_lock.rs`).
 //!
-//! The holds are a small ring of the most recent ones (each task holds one folio at a time,
-//! so a few per task cover every clock a reclaimer can be behind by), with the latest end:
-//! a trylock at or after it finds every folio unlocked without looking (no allocation).
+//! The holds are kept until they end before the event being processed (`Machine::lock_floor`,
+//! as the lruvec lock's): no context's clock is behind that, so nothing forgotten could still
+//! be met. With the latest end kept too, a trylock at or after it finds every folio unlocked
+//! without looking.
 //!
 //! Where reclaim meets it: `folio_trylock` in `shrink_folio_list` (the folio is kept) and in
 //! `folio_referenced` of a mapped file folio from `shrink_active_list` (one reference, no
@@ -24,9 +25,10 @@
 
 use super::{Machine, Owner, Pfn};
 
-/// Holds remembered: older ones end before any clock still running in practice (a reclaimer
-/// behind 64 later writes).
-const REMEMBERED_FOLIO_HOLDS: usize = 64;
+/// At most this many holds are remembered. Holds that end before the event being processed
+/// are forgotten first (`Machine::lock_floor`); the bound only stops memory from growing
+/// without limit (the oldest go), as `lru_lock.rs`'s does.
+const REMEMBERED_FOLIO_HOLDS: usize = 1 << 16;
 
 /// One hold: the folio (its frame and owner: a frame freed and reused is another folio), and
 /// the interval `[start, end)` it is locked.
@@ -38,40 +40,35 @@ struct Hold {
     end: u64,
 }
 
-/// The recent folio lock holds of buffered writes.
-#[derive(Clone, Debug)]
+/// The folio lock holds of buffered writes that may still be met.
+#[derive(Clone, Debug, Default)]
 pub struct FolioLocks {
-    holds: [Hold; REMEMBERED_FOLIO_HOLDS],
-    next: usize,
+    /// In the order recorded.
+    holds: std::collections::VecDeque<Hold>,
+    /// How many holds the last forgetting kept: the next one waits until there are twice as
+    /// many (amortized constant time per hold).
+    kept: usize,
     /// When the latest recorded hold ends.
     end: u64,
 }
 
-impl Default for FolioLocks {
-    fn default() -> Self {
-        FolioLocks {
-            holds: [Hold {
-                pfn: 0,
-                owner: Owner::Free,
-                start: 0,
-                end: 0,
-            }; REMEMBERED_FOLIO_HOLDS],
-            next: 0,
-            end: 0,
-        }
-    }
-}
-
 impl FolioLocks {
-    /// Records that `pfn` (of `owner`) is locked during `[start, end)`.
-    pub fn hold(&mut self, pfn: Pfn, owner: Owner, start: u64, end: u64) {
-        self.holds[self.next] = Hold {
+    /// Records that `pfn` (of `owner`) is locked during `[start, end)`; holds that end before
+    /// `floor` are forgotten.
+    pub fn hold(&mut self, pfn: Pfn, owner: Owner, start: u64, end: u64, floor: u64) {
+        if self.holds.len() >= (2 * self.kept).max(64) {
+            self.holds.retain(|h| h.end > floor);
+            self.kept = self.holds.len();
+        }
+        if self.holds.len() >= REMEMBERED_FOLIO_HOLDS {
+            self.holds.pop_front();
+        }
+        self.holds.push_back(Hold {
             pfn,
             owner,
             start,
             end,
-        };
-        self.next = (self.next + 1) % REMEMBERED_FOLIO_HOLDS;
+        });
         self.end = self.end.max(end);
     }
 
@@ -134,7 +131,9 @@ impl Machine {
         if start + hold > now {
             self.spend_iowait(start + hold - now);
         }
-        self.folio_locks.hold(pfn, owner, start, start + hold);
+        let floor = self.lock_floor;
+        self.folio_locks
+            .hold(pfn, owner, start, start + hold, floor);
     }
 }
 
@@ -146,7 +145,7 @@ mod tests {
     fn a_hold_covers_its_interval_of_its_folio_only() {
         let mut l = FolioLocks::default();
         let owner = Owner::File { file: 0, index: 3 };
-        l.hold(7, owner, 100, 150);
+        l.hold(7, owner, 100, 150, 0);
         assert_eq!(l.held_at(7, owner, 99), None);
         assert_eq!(l.held_at(7, owner, 100), Some(150));
         assert_eq!(l.held_at(7, owner, 149), Some(150));
@@ -161,13 +160,25 @@ mod tests {
     }
 
     #[test]
-    fn the_ring_forgets_the_oldest_hold() {
+    fn a_hold_is_forgotten_only_once_it_ends_before_the_floor() {
         let mut l = FolioLocks::default();
         let owner = Owner::File { file: 1, index: 0 };
-        l.hold(1, owner, 0, 1_000_000);
-        for i in 0..REMEMBERED_FOLIO_HOLDS as u64 {
-            l.hold(2, owner, i, i + 1);
+        // A long hold, then many short ones: the long one is remembered while it may be met
+        // (it ends after the floor), however many holds come after it.
+        l.hold(1, owner, 0, 1_000_000, 0);
+        for i in 0..1000u64 {
+            l.hold(2, owner, 10 + i, 11 + i, 10 + i);
         }
-        assert_eq!(l.held_at(1, owner, 500), None);
+        assert_eq!(l.held_at(1, owner, 500), Some(1_000_000));
+        assert!(
+            l.holds.len() < 1000,
+            "ended holds are forgotten: {}",
+            l.holds.len()
+        );
+        // Once the floor passes its end it goes too.
+        for i in 0..1000u64 {
+            l.hold(2, owner, 2_000_000 + i, 2_000_001 + i, 2_000_000 + i);
+        }
+        assert!(l.holds.iter().all(|h| h.pfn == 2));
     }
 }
