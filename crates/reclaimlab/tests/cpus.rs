@@ -472,3 +472,61 @@ fn an_evicted_folio_costs_reclaim_per_folio_once_under_either_policy() {
         assert_eq!(work(&r) - work(&f), per_folio * scan, "{spec}");
     }
 }
+
+/// Two readers on two CPUs, each in its own memcg (/a, /b) with a limit: limit reclaim only,
+/// each in its own lruvecs.
+fn sibling_memcg_readers() -> Scenario {
+    let mut m = MachineConfig::simple(16384);
+    m.cpus = 2;
+    m.memcgs = vec![
+        MemcgConfig::new("/a").with_max(512),
+        MemcgConfig::new("/b").with_max(512),
+    ];
+    let reader = |i: usize| ThreadSpec {
+        proc: i,
+        cpu: i as u32,
+        stream: Stream::Phases(vec![Phase::new(
+            Pattern::Uniform { pages: 2048 },
+            Target::mmap(i),
+            0,
+            8192,
+        )]),
+    };
+    Scenario {
+        name: "sibling-memcg-readers".into(),
+        description: String::new(),
+        machine: m,
+        files: vec![FileSpec::new("a", 2048), FileSpec::new("b", 2048)],
+        procs: vec![
+            ProcSpec {
+                mmaps: vec![(0, vm::SHARED | vm::RAND_READ)],
+                ..ProcSpec::new("a", "/a", 0)
+            },
+            ProcSpec {
+                mmaps: vec![(1, vm::SHARED | vm::RAND_READ)],
+                ..ProcSpec::new("b", "/b", 0)
+            },
+        ],
+        threads: vec![reader(0), reader(1)],
+    }
+}
+
+/// 6.1's and 6.12's `lru_note_cost` locks every ancestor's lruvec after each reclaim batch,
+/// so classic reclaimers of two sibling memcgs meet at the root's lruvec lock (its cache
+/// lines move between their CPUs); MGLRU's eviction notes no cost, and the two share no lock.
+#[test]
+fn classic_reclaimers_of_sibling_memcgs_meet_at_the_roots_lruvec_lock() {
+    let scn = sibling_memcg_readers();
+    for k in ["classic:6.1", "classic:6.12"] {
+        let r = go(&scn, k.parse().expect("policy"));
+        assert!(r.vmstat["pgsteal_file"] > 5000, "{k}");
+        assert!(
+            r.cpu.lru_lock_handoffs > 50,
+            "{k}: {}",
+            r.cpu.lru_lock_handoffs
+        );
+    }
+    let r = go(&scn, "mglru:7.2".parse().expect("policy"));
+    assert!(r.vmstat["pgsteal_file"] > 5000);
+    assert_eq!(r.cpu.lru_lock_handoffs, 0);
+}

@@ -41,6 +41,8 @@ pub struct ScaledLockTraffic {
     isolate_nr: u64,
     putback_acc: u64,
     putback_nr: u64,
+    /// The last putback took the lock (as every unscaled one does).
+    putback_locked: bool,
 }
 
 impl Default for ScaledLockTraffic {
@@ -51,6 +53,7 @@ impl Default for ScaledLockTraffic {
             isolate_nr: 0,
             putback_acc: 0,
             putback_nr: 0,
+            putback_locked: true,
         }
     }
 }
@@ -202,6 +205,9 @@ impl Machine {
 
     fn lru_lock_weighted(&mut self, memcg: u16, node: u8, nr: u64, slot: usize, putback: bool) {
         let s = &mut self.scaled_lock[slot];
+        if putback {
+            s.putback_locked = s.weight as u64 == BATCH_WEIGHT_ONE;
+        }
         if s.weight as u64 == BATCH_WEIGHT_ONE {
             return self.lru_lock(memcg, node, nr);
         }
@@ -215,7 +221,31 @@ impl Machine {
         if *acc >= BATCH_WEIGHT_ONE {
             *acc -= BATCH_WEIGHT_ONE;
             let nr = std::mem::take(pending);
+            s.putback_locked |= putback;
             self.lru_lock(memcg, node, nr);
+        }
+    }
+
+    /// `lru_note_cost` of 6.1 and 6.12 (and `lru_note_cost_folio`/`_refault` of a workingset
+    /// refault): the lruvec of `memcg` and of each ancestor up to the root are locked in turn,
+    /// each for one short update of its cost, whatever the cost (v6.17's
+    /// `lru_note_cost_unlock_irq` keeps the putback's lock for the first and skips a zero
+    /// cost; no modelled classic kernel has it). After a reclaim batch (`after_putback`) the
+    /// batch's own lruvec is taken again by the CPU that just released it, which the model
+    /// counts as part of the putback's hold (its cache lines are still this CPU's), and the
+    /// ancestors' are taken as often as that putback (`lru_lock_putback`'s scaled traffic); a
+    /// refault takes every one, every time.
+    pub fn lru_lock_note_cost(&mut self, memcg: u16, node: u8, after_putback: bool) {
+        let mut cur = Some(memcg);
+        if after_putback {
+            if !self.scaled_lock[self.lock_slot()].putback_locked {
+                return;
+            }
+            cur = self.memcgs[memcg as usize].parent;
+        }
+        while let Some(c) = cur {
+            self.lru_lock(c, node, 1);
+            cur = self.memcgs[c as usize].parent;
         }
     }
 

@@ -341,6 +341,7 @@ impl Classic {
         m.count(memcg, Vm::Pgdeactivate, nr_deactivate);
         if rotated > 0 && self.kernel.has(Behaviour::CostCountsRotations) {
             self.lru_note_cost(m, memcg, node, file, 0, rotated);
+            m.lru_lock_note_cost(memcg, node, true);
         }
         hold.clear();
         keep_active.clear();
@@ -432,6 +433,7 @@ impl Classic {
             stat.nr_pageout,
             iso.scanned - reclaimed,
         );
+        m.lru_lock_note_cost(memcg, node, true);
         if stat.nr_unqueued_dirty == iso.taken {
             m.wakeup_flusher(true);
         }
@@ -793,6 +795,7 @@ impl Policy for Classic {
             m.folios[pfn as usize].set(pg::WORKINGSET);
             // lru_note_cost_refault: 32 per page (v6.2+), 1 per page in v6.1.
             self.lru_note_cost(m, f.memcg, f.node, file, 1, 0);
+            m.lru_lock_note_cost(f.memcg, f.node, false);
             m.count(f.memcg, restore_ev, 1);
         }
     }
