@@ -1177,6 +1177,12 @@ fn cmd_policies() -> Result<(), String> {
             (None, _) => {}
         }
     }
+    for w in Switch::DEBIAN_6_12_117 {
+        outln!(
+            "mglru:6.12 is Debian's 6.12.117, which already has {} (mglru:7.1 does not).",
+            w.name()
+        );
+    }
     outln!("experimental, in no kernel:");
     outln!(
         "  {:<38} {}",
@@ -1209,6 +1215,7 @@ fn cmd_behaviours(a: BehavioursArgs) -> Result<(), String> {
                     "description": r.description,
                     "upstream": r.upstream,
                     "first_kernel": r.first.to_string(),
+                    "also_in": r.behaviour.also_in().iter().map(|k| k.to_string()).collect::<Vec<_>>(),
                     "functions": r.functions,
                     "requires": r.requires.iter().map(|b| b.name()).collect::<Vec<_>>(),
                 })
@@ -1219,8 +1226,9 @@ fn cmd_behaviours(a: BehavioursArgs) -> Result<(), String> {
         return Ok(());
     }
     outln!("Each kernel has every behaviour whose first kernel is at most it (experimental ones");
+    outln!("only when asked) and those it is also in (6.12, Debian's 6.12.117, has one row of 7.2");
     outln!(
-        "only when asked); add with mglru:K+NAME or --with NAME, remove with -NAME or --without."
+        "that 7.1 lacks); add with mglru:K+NAME or --with NAME, remove with -NAME or --without."
     );
     for r in &TABLE {
         outln!(
@@ -1230,6 +1238,15 @@ fn cmd_behaviours(a: BehavioursArgs) -> Result<(), String> {
             r.description
         );
         outln!("{:<42} {:<12} upstream: {}", "", "", r.upstream);
+        let also: Vec<String> = r
+            .behaviour
+            .also_in()
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+        if !also.is_empty() {
+            outln!("{:<42} {:<12} also in: {}", "", "", also.join(", "));
+        }
         let needs: Vec<&str> = r.requires.iter().map(|b| b.name()).collect();
         if needs.is_empty() {
             outln!("{:<42} {:<12} touches: {}", "", "", r.functions.join(", "));

@@ -104,11 +104,14 @@ fn bisects_across_kernel_eras() {
         "{v:#}"
     );
     assert_eq!(v["commit"], "0b9c0aeba938");
-    assert_eq!(v["behaviours"].as_array().unwrap().len(), 18);
+    // The 18 rows of 7.1, then the loss of patch 10's path, which Debian's 6.12.117 has and
+    // mainline 7.1 lacks (a removal comes after the additions).
+    assert_eq!(v["behaviours"].as_array().unwrap().len(), 19);
     assert_eq!(
         v["behaviours"][0],
         "fault-around-credits-faulting-folio-only"
     );
+    assert_eq!(v["behaviours"][18], "common-dirty-writeback-reactivation");
     assert_eq!(v["rest"]["moves_further"], false);
     // Classic, 6.1 -> 6.12 on anon-only: pgpgin counts zram swap-ins once bdev_read_page is
     // gone (sync-swap-io-in-pgpg), and 6.1 counts none.

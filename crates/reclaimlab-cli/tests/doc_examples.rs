@@ -118,7 +118,7 @@ fn expectation(command: &str) -> Option<Expect> {
                 "(does not move it further)",
             ])
         }
-        "reclaimlab bisect android-launch --good mglru:6.12 --bad mglru:6.12+consolidate-evictable-size+rename-aging-rotation-vars+relocate-scan-batch-limit+restructure-reclaim-loop+exact-scan-count+avoid-type-fallback+smaller-reclaim-batch+dont-abort-after-aging+remove-swap-constrained-check+common-dirty-writeback-reactivation+simplify-dirty-writeback+drop-reclaiming-arg+remove-file-taken+remove-unqueued-dirty+unify-writeback-throttling --metric workingset_refault_file --seeds 20" => {
+        "reclaimlab bisect android-launch --good mglru:6.12 --bad mglru:6.12+consolidate-evictable-size+rename-aging-rotation-vars+relocate-scan-batch-limit+restructure-reclaim-loop+exact-scan-count+avoid-type-fallback+smaller-reclaim-batch+dont-abort-after-aging+remove-swap-constrained-check+simplify-dirty-writeback+drop-reclaiming-arg+remove-file-taken+remove-unqueued-dirty+unify-writeback-throttling --metric workingset_refault_file --seeds 20" => {
             Prints(&[
                 "culprit: 04 restructure-reclaim-loop (163bc3d68c9f)",
                 "(does not move it further)",

@@ -3,7 +3,8 @@
 //! 2026 series' patch 10: dirty and writeback folios are isolated, counted in pgscan, and
 //! reactivated by shrink_folio_list, instead of being bumped by sort_folio), seed 1, and
 //! prints misses, pgscan and pgsteal against the kernel's. Debian's 6.12.117 `sort_folio`
-//! (mm/vmscan.c) has no dirty/writeback branch, as the series' patch 10 removes it.
+//! (mm/vmscan.c) has no dirty/writeback branch, as the series' patch 10 removes it, so
+//! `mglru:6.12` has the switch on ("dirty isolated true"); "false" is the 6.12 model before.
 //! `cargo run --release -p reclaimlab-validate --example dirty_isolation_probe -- DIR`.
 use reclaimlab::behaviour::Behaviour;
 use reclaimlab::sim::{PolicySpec, RunOptions};

@@ -1,7 +1,9 @@
 //! Kernels as data: one row per way the modelled kernels differ ([`TABLE`]). A kernel is the
 //! set of behaviours whose first kernel it reaches ([`Behaviours::of`]); the model asks
 //! `has(Behaviour::X)` and never compares versions. 6.1 is the baseline: what only 6.1 does is
-//! a behaviour that 6.12 *adds* by removing it (e.g. `ext4-writepage-removed`).
+//! a behaviour that 6.12 *adds* by removing it (e.g. `ext4-writepage-removed`). One exception:
+//! 6.12 is Debian's 6.12.117, which also has rows of a later kernel that 7.1 lacks
+//! ([`Behaviour::DEBIAN_6_12_117`]).
 //!
 //! Adding a behaviour (docs/model.md §5.1): one row in [`TABLE`] (and its variant in
 //! [`Behaviour`]); its code behind one `has(Behaviour::X)`.
@@ -240,7 +242,7 @@ pub const TABLE: [Row; 67] = [
         &["isolate_folio"], &[],
         "isolate_folio no longer refuses under !may_unmap or !may_writepage (callers skip such reclaim)"),
     row(B::FlusherWakeupOnUnqueuedDirty, "flusher-wakeup-on-unqueued-dirty", V6_12,
-        "1bc542c6a0d1 mm/vmscan: wake up flushers conditionally to avoid cgroup OOM (release unknown; matched by subject, in 7.1 and in Debian's 6.12.107)",
+        "1bc542c6a0d1 mm/vmscan: wake up flushers conditionally to avoid cgroup OOM (v6.13; stable 6.12.104; in 7.1 and in Debian's 6.12.117)",
         &["evict_folios", "shrink_node", "wakeup_flusher_threads"], &[],
         "MGLRU feeds sc->nr.file_taken/unqueued_dirty; the flusher wakes when all taken file pages were unqueued dirty"),
     row(B::RefaultCountsEveryRefault, "refault-counts-every-refault", V6_12,
@@ -354,9 +356,9 @@ pub const TABLE: [Row; 67] = [
     row(B::RemoveSwapConstrainedCheck, "remove-swap-constrained-check", V7_2, "acd22fbb9f47, 2026 series 09/15",
         &["isolate_folio", "sort_folio"], &[],
         "09 isolate dirty/anon folios under !__GFP_IO too; shrink_folio_list decides"),
-    row(B::CommonDirtyWritebackReactivation, "common-dirty-writeback-reactivation", V7_2, "75d4c3f5fb98, 2026 series 10/15",
-        &["sort_folio", "shrink_folio_list"], &[],
-        "10 dirty/writeback folios are isolated and reactivated by shrink_folio_list, not bumped in sort_folio"),
+    row(B::CommonDirtyWritebackReactivation, "common-dirty-writeback-reactivation", V7_2, "75d4c3f5fb98, 2026 series 10/15; also in Debian's 6.12.117 (its sort_folio has no dirty/writeback branch; backport not identified), not in 7.1",
+        &["sort_folio", "isolate_folio", "shrink_folio_list"], &[],
+        "10 dirty/writeback folios are isolated and reactivated by shrink_folio_list, not bumped in sort_folio (6.12 too)"),
     row(B::SimplifyDirtyWriteback, "simplify-dirty-writeback", V7_2, "f37d3708b676, 2026 series 11/15",
         &["evict_folios", "wakeup_flusher_threads"], &[],
         "11 wake the flusher per batch when every isolated page was unqueued dirty"),
@@ -430,6 +432,11 @@ impl Behaviour {
         B::RefaultActivateWorkingsetOnly,
         B::MemcgReclaimAbortsAtGoal,
     ];
+    /// Rows of a later kernel that Debian's linux 6.12.117, the 6.12 that validation boots,
+    /// already has and mainline 7.1 does not: its `sort_folio` has no "waiting for writeback"
+    /// branch (mm/vmscan.c 4312-4355), so dirty and writeback folios take series patch 10's
+    /// path. [`Behaviours::of`] gives them to 6.12 only.
+    pub const DEBIAN_6_12_117: [Behaviour; 1] = [B::CommonDirtyWritebackReactivation];
     /// The behaviours the classical LRU's machine reads (outside MGLRU's code): the only ones a
     /// `classic` policy may add or remove.
     pub const OUTSIDE_MGLRU: [Behaviour; 17] = [
@@ -499,6 +506,15 @@ impl Behaviour {
     pub const fn requires(self) -> &'static [Behaviour] {
         self.row().requires
     }
+    /// The kernels that have it although they come before its first kernel (and so a kernel
+    /// between them may lack it): 6.12 for [`Behaviour::DEBIAN_6_12_117`].
+    pub fn also_in(self) -> &'static [Kernel] {
+        if Behaviour::DEBIAN_6_12_117.contains(&self) {
+            &[Kernel::V6_12]
+        } else {
+            &[]
+        }
+    }
     /// Whether the classical LRU's machine reads it ([`Behaviour::OUTSIDE_MGLRU`]).
     pub fn outside_mglru(self) -> bool {
         Behaviour::OUTSIDE_MGLRU.contains(&self)
@@ -553,7 +569,8 @@ pub struct Behaviours(u128);
 impl Behaviours {
     pub const NONE: Behaviours = Behaviours(0);
 
-    /// Every behaviour whose first kernel is at most `k` (experimental ones stay opt-in).
+    /// Every behaviour whose first kernel is at most `k` (experimental ones stay opt-in), and
+    /// for 6.12 those of Debian's 6.12.117 ([`Behaviour::DEBIAN_6_12_117`]), which 7.1 lacks.
     pub const fn of(k: Kernel) -> Behaviours {
         let mut bits = 0;
         let mut i = 0;
@@ -564,6 +581,13 @@ impl Behaviours {
                 }
             }
             i += 1;
+        }
+        if k as u8 == Kernel::V6_12 as u8 {
+            let mut i = 0;
+            while i < Behaviour::DEBIAN_6_12_117.len() {
+                bits |= Behaviour::DEBIAN_6_12_117[i].bit();
+                i += 1;
+            }
         }
         Behaviours(bits)
     }

@@ -227,13 +227,20 @@ fn policy_spec_parses_switch_lists() {
             .behaviours()
             .without(Switch::DontAbortAfterAging)
     );
-    // Defaults: plain `mglru` is 7.2 with the whole series; older kernels have none of it.
+    // Defaults: plain `mglru` is 7.2 with the whole series; older kernels have none of it,
+    // but for patch 10's path in 6.12 (Debian's 6.12.117).
     assert_eq!(mglru_cfg("mglru"), MglruConfig::new(Kernel::V7_2));
     assert_eq!(mglru_cfg("mglru:7.2").switches, Kernel::V7_2.behaviours());
     for k in ["6.1", "6.12", "7.1"] {
         let c = mglru_cfg(&format!("mglru:{k}"));
         assert_eq!(c.switches, c.kernel.behaviours());
-        assert!(Switch::SERIES.iter().all(|&w| !c.switches.has(w)), "{k}");
+        let debian = |w: &Switch| k == "6.12" && Switch::DEBIAN_6_12_117.contains(w);
+        assert!(
+            Switch::SERIES
+                .iter()
+                .all(|w| c.switches.has(*w) == debian(w)),
+            "{k}"
+        );
     }
     // '+' and '-' mixed; names containing '-' are split only before a known switch name.
     let c = mglru_cfg("mglru:7.2-exact-scan-count+fg-promotion-smaller-reclaim-batch");
@@ -767,6 +774,77 @@ fn s10_dirty_folios_are_isolated_and_reactivated() {
                 "{spec}: rotated to the oldest generation"
             );
             assert!(!r.has(pfn, pg::RECLAIM) && !r.has(pfn, pg::DIRTY), "{spec}");
+        }
+        r.check();
+    }
+}
+
+#[test]
+fn s10_debian_6_12_isolates_dirty_folios_and_mainline_7_1_bumps_them() {
+    // The same fifty dirty folios at the oldest generation's tail, direct reclaim, under the
+    // kernels' own behaviours. Debian's 6.12.117 sort_folio has no "waiting for writeback"
+    // branch (mm/vmscan.c 4312-4355): they are isolated (pgscan_file, file_taken), counted as
+    // unqueued dirty, marked PG_reclaim and counted in nr_vmscan_immediate_reclaim by
+    // shrink_folio_list (1347-1374), activated (pgactivate) and put back active into max_seq
+    // (the Era B putback, 4609-4623). Mainline 7.1 bumps them in sort_folio to min_seq + 1
+    // with PG_reclaim (pgrefill; nothing isolated, nothing counted as immediate reclaim).
+    for (spec, isolates) in [("mglru:6.12", true), ("mglru:7.1", false)] {
+        let mut r = rig(spec, LRU_GEN_CORE, 4096, SwapConfig::None);
+        let f = fifty_dirty_folios_behind_a_workingset(&mut r);
+        if isolates {
+            // 6.12 adds the folios to min_seq + 1: flush the empty generation 0 so that they
+            // are the oldest generation's tail, the workingset at its head.
+            flush_empty_gens(&mut r, 1);
+        }
+        assert_eq!(
+            r.pages(0, r.min_seq(0)[FILE], FILE),
+            50 + 10 * isolates as u64
+        );
+        let mut sc = sc_root(1000, 0);
+        r.shrink(0, &mut sc);
+        assert_eq!(sc.nr_reclaimed, 0, "{spec}: dirty folios are not reclaimed");
+        let (scan, steal) = (r.vm(Vm::PgscanFile), r.vm(Vm::PgstealFile));
+        if isolates {
+            assert_eq!((scan, steal), (50, 0), "{spec}: isolated, not stolen");
+            assert!(scan > steal, "{spec}");
+            assert_eq!(r.vm(Vm::NrVmscanImmediateReclaim), 50, "{spec}");
+            assert_eq!(r.vm(Vm::Pgactivate), 50, "{spec}");
+            assert_eq!(r.vm(Vm::Pgrefill), 10, "{spec}: only the workingset sorted");
+            assert_eq!(sc.nr.file_taken, 50, "{spec}: counted by scan_folios");
+            assert_eq!(
+                sc.nr.unqueued_dirty, 50,
+                "{spec}: counted by shrink_folio_list"
+            );
+        } else {
+            assert_eq!((scan, steal), (0, 0), "{spec}: never isolated");
+            assert_eq!(r.vm(Vm::NrVmscanImmediateReclaim), 0, "{spec}");
+            assert_eq!(r.vm(Vm::Pgactivate), 0, "{spec}");
+            assert_eq!(r.vm(Vm::Pgrefill), 50, "{spec}: bumped by sort_folio");
+            assert_eq!(sc.nr.file_taken, 50, "{spec}: counted by sort_folio");
+            assert_eq!(sc.nr.unqueued_dirty, 50, "{spec}: counted by sort_folio");
+        }
+        let max = r.max_seq(0);
+        for i in 0..50 {
+            let pfn = r.page(f, i);
+            assert!(r.has(pfn, pg::RECLAIM) && r.has(pfn, pg::DIRTY), "{spec}");
+            assert!(
+                !r.has(pfn, pg::ACTIVE),
+                "{spec}: PG_active only while isolated"
+            );
+            // 6.12: activated into the youngest generation; 7.1: min_seq 0 + 1.
+            let want = if isolates { max } else { 1 };
+            assert_eq!(r.seq_of(pfn), want, "{spec}: page {i}");
+        }
+        // Both wake the flusher (every file page taken was unqueued dirty, 1bc542c6a0d1), and
+        // when the writeback ends folio_rotate_reclaimable moves each folio to the oldest tail.
+        assert!(r.flusher_woken(), "{spec}");
+        r.enter(0);
+        r.m.flusher_run();
+        r.complete_writeback();
+        assert_eq!(r.vm(Vm::Pgrotated), 50, "{spec}");
+        let min = r.min_seq(0)[FILE];
+        for i in 0..50 {
+            assert_eq!(r.seq_of(r.page(f, i)), min, "{spec}: rotated to the oldest");
         }
         r.check();
     }
@@ -1811,23 +1889,47 @@ fn the_series_on_7_1_is_7_2_and_with_debians_changes_7_2_13() {
     assert_identical("mglru:7.2.13", &format!("mglru:7.1{series}{debian}"));
 }
 
-/// `base` plus every behaviour whose first kernel is `next` (as `+name` modifiers).
-fn plus_rows_of(base: &str, next: Kernel) -> String {
+/// `mglru:PREV` plus every behaviour whose first kernel is `next`, and (Debian's 6.12.117) with
+/// or without the rows of a later kernel that `next` has and `prev` lacks or the other way
+/// round (as `+name`/`-name` modifiers).
+fn plus_rows_of(prev: Kernel, next: Kernel) -> String {
+    let mods = next.behaviours().modifiers_from(prev.behaviours());
     let rows: String = next
         .behaviours()
         .iter()
         .filter(|w| w.first() == reclaimlab::behaviour::First::Kernel(next))
         .map(|w| format!("+{w}"))
         .collect();
-    format!("{base}{rows}")
+    let debian: String = Switch::DEBIAN_6_12_117
+        .iter()
+        .filter(|w| next.behaviours().has(**w) != prev.behaviours().has(**w))
+        .map(|w| format!("{}{w}", if next.behaviours().has(*w) { '+' } else { '-' }))
+        .collect();
+    let spec = format!("mglru:{prev}{rows}{debian}");
+    assert_eq!(
+        spec.parse::<PolicySpec>().unwrap().to_string(),
+        format!("mglru:{prev}{mods}")
+    );
+    spec
 }
 
 #[test]
 fn a_kernel_version_is_only_a_label_across_eras() {
     // bisect between eras runs "6.1 plus some 6.12 rows": the version a policy names must not
-    // change a result beyond its behaviours, for each pair of adjacent kernels.
-    assert_identical("mglru:6.12", &plus_rows_of("mglru:6.1", Kernel::V6_12));
-    assert_identical("mglru:7.1", &plus_rows_of("mglru:6.12", Kernel::V7_1));
+    // change a result beyond its behaviours, for each pair of adjacent kernels. 6.12 (Debian's
+    // 6.12.117) also has patch 10's path, which 7.1 lacks.
+    let step = plus_rows_of(Kernel::V6_1, Kernel::V6_12);
+    assert!(
+        step.ends_with("+common-dirty-writeback-reactivation"),
+        "{step}"
+    );
+    assert_identical("mglru:6.12", &step);
+    let step = plus_rows_of(Kernel::V6_12, Kernel::V7_1);
+    assert!(
+        step.ends_with("-common-dirty-writeback-reactivation"),
+        "{step}"
+    );
+    assert_identical("mglru:7.1", &step);
     // The classical path: 6.1 plus the 15 classical rows of 6.12 is 6.12.
     for name in ["file-only", "mixed-rw", "mmap-zipf", "anon-only"] {
         let scn = micro::builtin(name, 0.25).unwrap();

@@ -66,6 +66,8 @@ fn old_answer(k: Kernel, b: Behaviour) -> bool {
         | B::DebugfsMemcgId
         | B::DebugfsCmdTargetsMemcg => era == 'C',
         B::FgPromotion => false,
+        // Debian's 6.12.117 takes patch 10's path (added with the list; mainline 7.1 does not).
+        b if Behaviour::DEBIAN_6_12_117.contains(&b) && k == Kernel::V6_12 => true,
         b if Behaviour::SERIES.contains(&b) => k >= Kernel::V7_2,
         b if Behaviour::DEBIAN_7_2_13.contains(&b) => k == Kernel::V7_2_13,
         b => panic!("{b} has no old answer"),
@@ -85,6 +87,45 @@ fn each_kernel_has_what_the_old_predicates_said() {
         assert!(set.check_requirements().is_ok(), "{k}");
     }
     assert_eq!(Behaviours::of(Kernel::V6_1), Behaviours::NONE);
+}
+
+#[test]
+fn debian_6_12_117_isolates_dirty_folios_and_mainline_7_1_does_not() {
+    // Debian's 6.12.117 sort_folio has no dirty/writeback branch (patch 10's path); 7.1 is
+    // mainline before the series, which still bumps them; 7.2 has it from the series.
+    let w = B::CommonDirtyWritebackReactivation;
+    assert_eq!(Behaviour::DEBIAN_6_12_117, [w]);
+    assert!(!Behaviours::of(Kernel::V6_1).has(w));
+    assert!(Behaviours::of(Kernel::V6_12).has(w));
+    assert!(!Behaviours::of(Kernel::V7_1).has(w));
+    assert!(Behaviours::of(Kernel::V7_2).has(w) && Behaviours::of(Kernel::V7_2_13).has(w));
+    assert_eq!(w.first(), V7_2);
+    assert_eq!(w.also_in(), &[Kernel::V6_12]);
+    assert!(B::SimplifyDirtyWriteback.also_in().is_empty());
+    // Nothing else of the series or of 7.1 comes with it, and 6.12 keeps its flusher wakeup.
+    let v6_12 = Behaviours::of(Kernel::V6_12);
+    assert_eq!(
+        v6_12
+            .iter()
+            .filter(|b| b.first() > V6_12)
+            .collect::<Vec<_>>(),
+        vec![w]
+    );
+    assert!(v6_12.has(B::FlusherWakeupOnUnqueuedDirty) && !v6_12.has(B::SimplifyDirtyWriteback));
+    assert!(v6_12.check_requirements().is_ok());
+    // Through policy strings and the machine of a kernel.
+    let p: PolicySpec = "mglru:6.12".parse().unwrap();
+    assert!(p.machine_behaviours().unwrap().has(w));
+    let p: PolicySpec = "mglru:7.1".parse().unwrap();
+    assert!(!p.machine_behaviours().unwrap().has(w));
+    assert_eq!(
+        "mglru:6.12-common-dirty-writeback-reactivation"
+            .parse::<PolicySpec>()
+            .unwrap()
+            .to_string(),
+        "mglru:6.12-common-dirty-writeback-reactivation"
+    );
+    assert!(KernelModel::of(Kernel::V6_12).has(w) && !KernelModel::of(Kernel::V7_1).has(w));
 }
 
 #[test]

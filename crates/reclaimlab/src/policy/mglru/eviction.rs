@@ -62,7 +62,8 @@ impl Mglru {
             }
             return true;
         }
-        // 5/6. before patch 10: dirty and writeback folios are bumped, never isolated
+        // 5/6. before patch 10: dirty and writeback folios are bumped, never isolated (mainline
+        // 7.1; Debian's 6.12.117 sort_folio has no such branch, vmscan.c 4312-4355)
         if !self.has(Behaviour::CommonDirtyWritebackReactivation) {
             let dirty_file = t == FILE && f.test(pg::DIRTY);
             if dirty_file
@@ -93,6 +94,9 @@ impl Mglru {
             return false;
         }
         let may_io = sc.may_io && (!checks_unmap || sc.may_writepage);
+        // Debian's 6.12.117 refuses only dirty non-file folios here (vmscan.c 4361-4365), since
+        // its dirty file folios go on to shrink_folio_list; unreachable, as `may_io` is never
+        // cleared (docs/model.md §5.2 gap 11), so the mainline test stands for both.
         if !may_io
             && !self.has(Behaviour::RemoveSwapConstrainedCheck)
             && (f.test(pg::DIRTY) || (!f.is_file_lru() && !f.test(pg::SWAPCACHE)))
@@ -109,6 +113,8 @@ impl Mglru {
         if !self.has(Behaviour::WorkingsetTopTier) {
             fm.clear(pg::REFERENCED);
         }
+        // Before patch 10 `folio_clear_reclaim` "for shrink_folio_list()"; after it, and in
+        // Debian's 6.12.117 (vmscan.c 4381-4382 clear PG_referenced only), PG_reclaim stays.
         if !self.has(Behaviour::CommonDirtyWritebackReactivation) {
             fm.clear(pg::RECLAIM);
         }
@@ -314,6 +320,10 @@ impl Mglru {
                 if !self.has(Behaviour::RejectedFolioPlacement) && !f.test(pg::MLOCKED) {
                     // evict_folios (Era A/B): under I/O with PG_reclaim keeps its place;
                     // referenced, mapped, active or dirty goes to max_seq; the rest is retried.
+                    // 6.12.117 (vmscan.c 4609-4623) also activates a locked folio: in the model
+                    // only a write holds one, and its folio is dirty already. A dirty folio that
+                    // shrink_folio_list activated with PG_reclaim (patch 10's path, 6.12.117)
+                    // keeps PG_active and goes to max_seq.
                     let fm = &mut m.folios[pfn as usize];
                     if f.test(pg::RECLAIM) && (f.test(pg::DIRTY) || f.test(pg::WRITEBACK)) {
                         if f.test(pg::WORKINGSET) {

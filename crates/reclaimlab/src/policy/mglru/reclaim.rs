@@ -161,11 +161,13 @@ impl Mglru {
         need_rotate
     }
 
-    /// The 2025 OOM fix (Era D, before patch 11): wake the flusher when every file page taken
-    /// by this lruvec pass was unqueued dirty.
+    /// `try_to_shrink_lruvec`'s flusher wakeup of 1bc542c6a0d1 (before patch 11): wake the
+    /// flusher when every file page taken by this lruvec pass was unqueued dirty.
     pub(super) fn wake_flusher_if_all_unqueued_dirty(&self, m: &mut Machine, sc: &ScanControl) {
-        // The 2025 OOM fix is in 7.1 and in Debian's 6.12.107; it compares the sums of the
-        // whole shrink_node call, not of this lruvec.
+        // 1bc542c6a0d1 (v6.13) is in 7.1 and in Debian's 6.12.117 (vmscan.c 4812); it compares
+        // the sums of the whole shrink_node call, not of this lruvec. In 6.12.117 both sums come
+        // from isolation and shrink_folio_list, as after patch 10 (its cgroup v1 throttle there
+        // is not modelled).
         if !self.has(Behaviour::FlusherWakeupOnUnqueuedDirty)
             || self.has(Behaviour::SimplifyDirtyWriteback)
         {
