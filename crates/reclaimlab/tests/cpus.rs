@@ -530,3 +530,47 @@ fn classic_reclaimers_of_sibling_memcgs_meet_at_the_roots_lruvec_lock() {
     assert!(r.vmstat["pgsteal_file"] > 5000);
     assert_eq!(r.cpu.lru_lock_handoffs, 0);
 }
+
+/// Every miss of a MADV_RANDOM file mapping is a major fault, counted once, also when the new
+/// folio's charge yields (limit reclaim preempted between priorities, `cond_resched`) and the
+/// fault finishes after the other tasks ran: four readers share two CPUs and one memcg.
+#[test]
+fn a_file_fault_whose_charge_yields_is_counted_once() {
+    let mut m = MachineConfig::simple(16384);
+    m.cpus = 2;
+    m.memcgs = vec![MemcgConfig::new("/r").with_max(512)];
+    let reader = |i: usize| ThreadSpec {
+        proc: i,
+        cpu: (i % 2) as u32,
+        stream: Stream::Phases(vec![Phase::new(
+            Pattern::Uniform { pages: 1024 },
+            Target::mmap(i),
+            0,
+            6000,
+        )]),
+    };
+    let scn = Scenario {
+        name: "yielding-readers".into(),
+        description: String::new(),
+        machine: m,
+        files: (0..4)
+            .map(|i| FileSpec::new(&format!("f{i}"), 1024))
+            .collect(),
+        procs: (0..4)
+            .map(|i| ProcSpec {
+                mmaps: vec![(i, vm::SHARED | vm::RAND_READ)],
+                ..ProcSpec::new(&format!("p{i}"), "/r", 0)
+            })
+            .collect(),
+        threads: (0..4).map(reader).collect(),
+    };
+    for k in ["classic:6.12", "mglru:7.2"] {
+        let r = go(&scn, k.parse().expect("policy"));
+        assert!(
+            r.preemptions > 0,
+            "{k}: no fault yielded, the test tests nothing"
+        );
+        assert!(r.misses > 10_000, "{k}");
+        assert_eq!(r.vmstat["pgmajfault"], r.misses, "{k}");
+    }
+}

@@ -177,10 +177,13 @@ impl Machine {
     }
 
     pub(super) fn count_fault(&mut self, pid: u32, major: bool) {
-        // A resumed access continues the fault it yielded in (counted then).
-        if self.ctx.resumed {
+        // A resumed access continues the fault it yielded in: counted once, before the yield
+        // (anon, swap-in) or after it (filemap_fault and shmem_fault count once they have
+        // the folio, whose charge may yield).
+        if self.ctx.resumed && self.resume.fault_counted {
             return;
         }
+        self.resume.fault_counted = true;
         let memcg = self.procs[pid as usize].memcg;
         self.count(memcg, Vm::Pgfault, 1);
         if major {

@@ -420,6 +420,8 @@ pub struct Resume {
     pub reclaim: Option<vmscan::ScanControl>,
     /// Pages charged above memory.high before the yield (`memcg_nr_pages_over_high`).
     pub over_high: (u64, u16),
+    /// The access's fault was counted (and its CPU spent) before the yield.
+    pub fault_counted: bool,
 }
 
 /// `try_charge_memcg`'s loop state.
