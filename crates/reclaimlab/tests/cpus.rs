@@ -413,34 +413,62 @@ fn nested_tasks_go_on_when_kswapds_own_next_run_is_due() {
     assert!(r.cpu.nested_steps > 0, "{:?}", r.cpu);
 }
 
-/// One reader of a MADV_RANDOM mapping of a 4096-page file, alone on one CPU, in a memcg of
-/// 1024 pages: limit reclaim alone, so the run's order does not depend on its costs.
-fn random_mmap_reader() -> Scenario {
+/// Readers of MADV_RANDOM shared mappings (`vm::RAND_READ`), reader i mapping its own file of
+/// `file_pages` in the memcg `memcg_of[i]`, on CPU i mod `cpus`, reading `accesses` of its
+/// pages at random, on a 16384-page machine: limit reclaim only.
+fn rand_read_mmap_readers(
+    cpus: u32,
+    memcgs: Vec<MemcgConfig>,
+    memcg_of: &[&str],
+    file_pages: u64,
+    accesses: u64,
+) -> Scenario {
     let mut m = MachineConfig::simple(16384);
-    m.memcgs = vec![MemcgConfig::new("/r").with_max(1024)];
-    // MGLRU's page-table walks are shared by time (joined walks): free, so that only the
-    // cost under test moves the sys time.
-    m.cost.pte_walk_ns = 0;
+    m.cpus = cpus;
+    m.memcgs = memcgs;
+    let n = memcg_of.len();
     Scenario {
-        name: "random-mmap-reader".into(),
+        name: "rand-read-mmap-readers".into(),
         description: String::new(),
         machine: m,
-        files: vec![FileSpec::new("f", 4096)],
-        procs: vec![ProcSpec {
-            mmaps: vec![(0, vm::SHARED | vm::RAND_READ)],
-            ..ProcSpec::new("p", "/r", 0)
-        }],
-        threads: vec![ThreadSpec {
-            proc: 0,
-            cpu: 0,
-            stream: Stream::Phases(vec![Phase::new(
-                Pattern::Uniform { pages: 4096 },
-                Target::mmap(0),
-                0,
-                16384,
-            )]),
-        }],
+        files: (0..n)
+            .map(|i| FileSpec::new(&format!("f{i}"), file_pages))
+            .collect(),
+        procs: (0..n)
+            .map(|i| ProcSpec {
+                mmaps: vec![(i, vm::SHARED | vm::RAND_READ)],
+                ..ProcSpec::new(&format!("p{i}"), memcg_of[i], 0)
+            })
+            .collect(),
+        threads: (0..n)
+            .map(|i| ThreadSpec {
+                proc: i,
+                cpu: i as u32 % cpus,
+                stream: Stream::Phases(vec![Phase::new(
+                    Pattern::Uniform { pages: file_pages },
+                    Target::mmap(i),
+                    0,
+                    accesses,
+                )]),
+            })
+            .collect(),
     }
+}
+
+/// One reader of a 4096-page file, alone on one CPU, in a memcg of 1024 pages, so the run's
+/// order does not depend on its costs.
+fn random_mmap_reader() -> Scenario {
+    let mut scn = rand_read_mmap_readers(
+        1,
+        vec![MemcgConfig::new("/r").with_max(1024)],
+        &["/r"],
+        4096,
+        16384,
+    );
+    // MGLRU's page-table walks are shared by time (joined walks): free, so that only the
+    // cost under test moves the sys time.
+    scn.machine.cost.pte_walk_ns = 0;
+    scn
 }
 
 /// `reclaim_per_folio_ns` (measured as MADV_PAGEOUT of a mapped clean page, its isolation
@@ -473,42 +501,14 @@ fn an_evicted_folio_costs_reclaim_per_folio_once_under_either_policy() {
     }
 }
 
-/// Two readers on two CPUs, each in its own memcg (/a, /b) with a limit: limit reclaim only,
-/// each in its own lruvecs.
+/// Two readers on two CPUs, each in its own memcg (/a, /b) with a limit, each in its own
+/// lruvecs.
 fn sibling_memcg_readers() -> Scenario {
-    let mut m = MachineConfig::simple(16384);
-    m.cpus = 2;
-    m.memcgs = vec![
+    let memcgs = vec![
         MemcgConfig::new("/a").with_max(512),
         MemcgConfig::new("/b").with_max(512),
     ];
-    let reader = |i: usize| ThreadSpec {
-        proc: i,
-        cpu: i as u32,
-        stream: Stream::Phases(vec![Phase::new(
-            Pattern::Uniform { pages: 2048 },
-            Target::mmap(i),
-            0,
-            8192,
-        )]),
-    };
-    Scenario {
-        name: "sibling-memcg-readers".into(),
-        description: String::new(),
-        machine: m,
-        files: vec![FileSpec::new("a", 2048), FileSpec::new("b", 2048)],
-        procs: vec![
-            ProcSpec {
-                mmaps: vec![(0, vm::SHARED | vm::RAND_READ)],
-                ..ProcSpec::new("a", "/a", 0)
-            },
-            ProcSpec {
-                mmaps: vec![(1, vm::SHARED | vm::RAND_READ)],
-                ..ProcSpec::new("b", "/b", 0)
-            },
-        ],
-        threads: vec![reader(0), reader(1)],
-    }
+    rand_read_mmap_readers(2, memcgs, &["/a", "/b"], 2048, 8192)
 }
 
 /// 6.1's and 6.12's `lru_note_cost` locks every ancestor's lruvec after each reclaim batch,
@@ -536,34 +536,8 @@ fn classic_reclaimers_of_sibling_memcgs_meet_at_the_roots_lruvec_lock() {
 /// fault finishes after the other tasks ran: four readers share two CPUs and one memcg.
 #[test]
 fn a_file_fault_whose_charge_yields_is_counted_once() {
-    let mut m = MachineConfig::simple(16384);
-    m.cpus = 2;
-    m.memcgs = vec![MemcgConfig::new("/r").with_max(512)];
-    let reader = |i: usize| ThreadSpec {
-        proc: i,
-        cpu: (i % 2) as u32,
-        stream: Stream::Phases(vec![Phase::new(
-            Pattern::Uniform { pages: 1024 },
-            Target::mmap(i),
-            0,
-            6000,
-        )]),
-    };
-    let scn = Scenario {
-        name: "yielding-readers".into(),
-        description: String::new(),
-        machine: m,
-        files: (0..4)
-            .map(|i| FileSpec::new(&format!("f{i}"), 1024))
-            .collect(),
-        procs: (0..4)
-            .map(|i| ProcSpec {
-                mmaps: vec![(i, vm::SHARED | vm::RAND_READ)],
-                ..ProcSpec::new(&format!("p{i}"), "/r", 0)
-            })
-            .collect(),
-        threads: (0..4).map(reader).collect(),
-    };
+    let memcgs = vec![MemcgConfig::new("/r").with_max(512)];
+    let scn = rand_read_mmap_readers(2, memcgs, &["/r"; 4], 1024, 6000);
     for k in ["classic:6.12", "mglru:7.2"] {
         let r = go(&scn, k.parse().expect("policy"));
         assert!(

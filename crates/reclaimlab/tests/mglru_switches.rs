@@ -712,6 +712,16 @@ fn fifty_dirty_folios_behind_a_workingset(r: &mut Rig) -> u32 {
     f
 }
 
+/// A dirty folio reclaim left to the flusher: PG_reclaim and dirty, and PG_active only while it
+/// was isolated (it is back on a list without it).
+fn assert_left_to_the_flusher(r: &Rig, pfn: Pfn, spec: &str) {
+    assert!(r.has(pfn, pg::RECLAIM) && r.has(pfn, pg::DIRTY), "{spec}");
+    assert!(
+        !r.has(pfn, pg::ACTIVE),
+        "{spec}: PG_active only while isolated"
+    );
+}
+
 #[test]
 fn s10_dirty_folios_are_isolated_and_reactivated() {
     // 50 dirty page-cache folios (written, then read once: PG_referenced) in the oldest
@@ -732,11 +742,7 @@ fn s10_dirty_folios_are_isolated_and_reactivated() {
         assert_eq!(r.min_seq(0)[FILE], 1, "{spec}");
         for i in 0..50 {
             let pfn = r.page(f, i);
-            assert!(r.has(pfn, pg::RECLAIM) && r.has(pfn, pg::DIRTY), "{spec}");
-            assert!(
-                !r.has(pfn, pg::ACTIVE),
-                "{spec}: PG_active only while isolated"
-            );
+            assert_left_to_the_flusher(&r, pfn, spec);
             if after {
                 // max_seq was 3 when they were put back (the pass aged afterwards)
                 assert_eq!(r.seq_of(pfn), 2, "{spec}: activated into max_seq - 1");
@@ -826,11 +832,7 @@ fn s10_debian_6_12_isolates_dirty_folios_and_mainline_7_1_bumps_them() {
         let max = r.max_seq(0);
         for i in 0..50 {
             let pfn = r.page(f, i);
-            assert!(r.has(pfn, pg::RECLAIM) && r.has(pfn, pg::DIRTY), "{spec}");
-            assert!(
-                !r.has(pfn, pg::ACTIVE),
-                "{spec}: PG_active only while isolated"
-            );
+            assert_left_to_the_flusher(&r, pfn, spec);
             // 6.12: activated into the youngest generation; 7.1: min_seq 0 + 1.
             let want = if isolates { max } else { 1 };
             assert_eq!(r.seq_of(pfn), want, "{spec}: page {i}");
