@@ -15,6 +15,11 @@ import tempfile
 COUNT = re.compile(r"^\d+ of \d+ claims reproduced")
 
 
+def fail(msg):
+    print(f"splice_seed_results: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
 def rows(path):
     with open(path) as f:
         return [l for l in f.read().split("\n") if l.startswith("|")]
@@ -24,18 +29,18 @@ def splice(lines, new, header):
     try:
         i = next(k for k, l in enumerate(lines) if l.startswith(header))
     except StopIteration:
-        sys.exit(f"splice_seed_results: no table starting with '{header}' in the document")
+        fail(f"no table starting with '{header}' in the document")
     j = i
     while j < len(lines) and lines[j].startswith("|"):
         j += 1
     if not new:
-        sys.exit(f"splice_seed_results: the new '{header}' table has no rows")
+        fail(f"the new '{header}' table has no rows")
     return lines[:i] + new + lines[j:], i + len(new)
 
 
 def main():
     if len(sys.argv) != 4:
-        sys.exit(__doc__.strip().split("\n\n")[1])
+        fail("usage: " + __doc__.strip().split("\n\n")[1].strip())
     doc, table, claims = sys.argv[1:4]
     with open(doc) as f:
         lines = f.read().split("\n")
@@ -53,4 +58,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except OSError as e:
+        fail(str(e))
