@@ -109,7 +109,7 @@ fn expectation(command: &str) -> Option<Expect> {
         "reclaimlab bisect mmap-zipf --good mglru:6.12 --bad mglru:7.1 --metric misses" => {
             Prints(&["culprit: fault-around-credits-faulting-folio-only (7.1, 0b9c0aeba938)"])
         }
-        "reclaimlab bisect anon-only --good classic:6.1 --bad classic:6.12 --metric vmstat.pgpgin" => {
+        "reclaimlab bisect anon-only --good classic:6.1 --bad classic:6.12-memcg-stats-flush-ratelimited --metric vmstat.pgpgin" => {
             Prints(&["culprit: sync-swap-io-in-pgpg (6.12, 3222d8c2a7f8)"])
         }
         "reclaimlab bisect file-anon-mix-mini --good mglru:6.1 --bad mglru:6.12 --metric workingset_refault_file" => {

@@ -277,7 +277,9 @@ pub fn run_cell(
         runs.push(fidelity::Counters::of(&r));
     }
     let sizing = model::sizing(&w.machine, &reports)?;
-    let model = model::run_model(w.name, &w.machine, &sizing, &header, &records, key, mode)?;
+    let model = model::run_model(
+        w.name, &w.machine, &sizing, &header, &records, key, mode, &runs,
+    )?;
     (opts.log)(&format!(
         "{} {key} {mode} model {model_policy}: {} misses",
         w.name, model.misses
@@ -318,7 +320,14 @@ pub fn remodel_cells(dir: &Path) -> Result<Vec<Cell>, String> {
         // runs' unmodelled kernel memory (model.rs).
         model::resize_from_runs(&mut c.sizing, &c.kernel_runs);
         let model = model::run_model(
-            w.name, &w.machine, &c.sizing, &header, &records, c.kernel, c.mode,
+            w.name,
+            &w.machine,
+            &c.sizing,
+            &header,
+            &records,
+            c.kernel,
+            c.mode,
+            &c.kernel_runs,
         )?;
         c.model_policy = model::policy_for(c.kernel, c.mode, w.machine.min_ttl_ms).to_string();
         c.model = fidelity::Counters::of(&model);

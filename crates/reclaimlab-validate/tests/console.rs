@@ -94,6 +94,7 @@ fn the_model_sized_from_the_log_matches_it() {
         &recs,
         KernelKey::V6_1,
         Mode::Classic,
+        &[],
     )
     .unwrap();
     assert_eq!(m.policy, "classic:6.1");

@@ -31,6 +31,7 @@ pub enum Behaviour {
     MemoryReclaimQuarterBatch,
     RefaultOfDeadMemcgCounts,
     CgroupCongestedSplit,
+    MemcgStatsFlushRatelimited,
     // --- 6.12, MGLRU (Eras A' and B of spec mglru.md §0) ---
     LruGenShrinkNode,
     MemcgLru,
@@ -156,7 +157,7 @@ const fn row(
 /// Every behaviour, in [`Behaviour`] order. The series rows are the 15 patches of "mm/mglru:
 /// improve reclaim loop and dirty folio handling" (Kairui Song, v7; spec series-2026.md §A.2).
 #[rustfmt::skip]
-pub const TABLE: [Row; 67] = [
+pub const TABLE: [Row; 68] = [
     row(B::FolioBatch31, "folio-batch-31", V6_12,
         "9cecde80aae0 mm: increase folio batch size (v6.9)",
         &["folio_batch_add", "folio_add_lru", "folio_activate"], &[],
@@ -217,6 +218,10 @@ pub const TABLE: [Row; 67] = [
         "1bc545bff45c mm/vmscan: fix root proactive reclaim unthrottling unbalanced node (v6.5; release inferred)",
         &["do_try_to_free_pages", "snapshot_refaults"], &[],
         "do_try_to_free_pages clears only LRUVEC_CGROUP_CONGESTED (6.1: its one congested bit)"),
+    row(B::MemcgStatsFlushRatelimited, "memcg-stats-flush-ratelimited", V6_12,
+        "mm: vmscan: use ratelimited memcg stats flush in the reclaim path, and mm: memcg: restore subtree stats flushing (Yosry Ahmed, v6.8); commit ids not looked up",
+        &["mem_cgroup_flush_stats_ratelimited", "prepare_scan_control", "inactive_is_low", "workingset_test_recent", "lru_note_cost"], &[],
+        "classical reclaim reads memcg LRU sizes and refault activations as of the last periodic flush (FLUSH_TIME, 2 s; 6.1 flushes them on reading)"),
     row(B::LruGenShrinkNode, "lru-gen-shrink-node", V6_12,
         "e4dde56cd208 mm: multi-gen LRU: per-node lru_gen_folio lists (v6.3)",
         &["lru_gen_shrink_node", "shrink_node_memcgs", "try_to_shrink_lruvec", "should_abort_scan"], &[],
@@ -397,8 +402,8 @@ pub const TABLE: [Row; 67] = [
 
 impl Behaviour {
     /// Every behaviour, in table order.
-    pub const ALL: [Behaviour; 67] = {
-        let mut all = [Behaviour::FolioBatch31; 67];
+    pub const ALL: [Behaviour; 68] = {
+        let mut all = [Behaviour::FolioBatch31; 68];
         let mut i = 0;
         while i < TABLE.len() {
             all[i] = TABLE[i].behaviour;
@@ -439,7 +444,7 @@ impl Behaviour {
     pub const DEBIAN_6_12_117: [Behaviour; 1] = [B::CommonDirtyWritebackReactivation];
     /// The behaviours the classical LRU's machine reads (outside MGLRU's code): the only ones a
     /// `classic` policy may add or remove.
-    pub const OUTSIDE_MGLRU: [Behaviour; 17] = [
+    pub const OUTSIDE_MGLRU: [Behaviour; 18] = [
         B::FolioBatch31,
         B::CostCountsRotations,
         B::Eevdf,
@@ -455,6 +460,7 @@ impl Behaviour {
         B::MemoryReclaimQuarterBatch,
         B::RefaultOfDeadMemcgCounts,
         B::CgroupCongestedSplit,
+        B::MemcgStatsFlushRatelimited,
         B::FaultAroundCreditsFaultingFolioOnly,
         B::MultiMemcgStock,
     ];

@@ -480,6 +480,7 @@ fn rotation_costs(kernel: Kernel) -> [(u64, u64); 4] {
         write_anon(&mut m, &mut pol, p, i);
     }
     drain(&mut m, &mut pol);
+    flush_stats(&mut m); // lru_note_cost reads the LRU size through rstat (6.8+)
     assert_eq!(lru(&pol), [8, 0, 100, 0, 0]);
     let cost = |pol: &Classic| (pol.lruvec(0, 0).anon_cost, pol.lruvec(0, 0).file_cost);
     let mut out = [(0, 0); 4];
@@ -525,6 +526,7 @@ fn lru_note_cost_weights_pageout_by_32_in_6_12_and_1_in_6_1() {
             read(&mut m, &mut pol, p, f, i);
         }
         drain(&mut m, &mut pol);
+        flush_stats(&mut m); // lru_note_cost reads the LRU size through rstat (6.8+)
         assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 0);
         assert_eq!(pol.lruvec(0, 0).anon_cost, after_keep, "{kernel}");
         assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 4);
@@ -565,16 +567,62 @@ fn inactive_is_low_below_1gib_means_inactive_smaller_than_active() {
     let p = m.create_process("p", 0, 0);
     let f = fill_file_lists(&mut m, &mut pol, p, 10, 10);
     assert_eq!(lru(&pol), [0, 0, 10, 10, 0]);
-    assert!(!pol.inactive_is_low(0, 0, LRU_INACTIVE_FILE), "10 vs 10");
+    flush_stats(&mut m);
+    assert!(
+        !pol.inactive_is_low(&m, 0, 0, LRU_INACTIVE_FILE),
+        "10 vs 10"
+    );
     read(&mut m, &mut pol, p, f, 10); // the second touch of an inactive page
     drain(&mut m, &mut pol);
     assert_eq!(lru(&pol), [0, 0, 9, 11, 0]);
-    assert!(pol.inactive_is_low(0, 0, LRU_INACTIVE_FILE), "9 vs 11");
+    flush_stats(&mut m);
+    assert!(pol.inactive_is_low(&m, 0, 0, LRU_INACTIVE_FILE), "9 vs 11");
     assert!(
-        !pol.inactive_is_low(0, 0, LRU_INACTIVE_ANON),
+        !pol.inactive_is_low(&m, 0, 0, LRU_INACTIVE_ANON),
         "empty anon lists"
     );
     check(&m, &pol);
+}
+
+/// 6.8+ reclaim reads the memcg statistics through `mem_cgroup_flush_stats_ratelimited`, which
+/// leaves the flushing to `flush_memcg_stats_dwork` (every `FLUSH_TIME`): `inactive_is_low`
+/// sees the LRU sizes of the last periodic flush. A promotion that makes the inactive list low
+/// is seen on 6.12 only after the next flush, on 6.1 (`mem_cgroup_flush_stats` before reading,
+/// whenever a few hundred updates are pending) at once.
+#[test]
+fn inactive_is_low_sees_the_lru_sizes_of_the_last_stats_flush_on_6_12_and_exact_ones_on_6_1() {
+    for (kernel, stale) in [(Kernel::V6_12, true), (Kernel::V6_1, false)] {
+        let (mut m, mut pol) = machine(4096, kernel, SwapConfig::None);
+        let p = m.create_process("p", 0, 0);
+        let f = fill_file_lists(&mut m, &mut pol, p, 10, 10);
+        flush_stats(&mut m);
+        assert!(
+            !pol.inactive_is_low(&m, 0, 0, LRU_INACTIVE_FILE),
+            "10 vs 10"
+        );
+        read(&mut m, &mut pol, p, f, 10); // the second touch of an inactive page
+        drain(&mut m, &mut pol);
+        assert_eq!(lru(&pol), [0, 0, 9, 11, 0]);
+        let seen = if stale {
+            [0, 0, 10, 10, 0]
+        } else {
+            [0, 0, 9, 11, 0]
+        };
+        assert_eq!(
+            pol.lru_sizes_read(&m, 0, 0),
+            seen,
+            "{kernel:?} before the next flush"
+        );
+        assert_eq!(pol.inactive_is_low(&m, 0, 0, LRU_INACTIVE_FILE), !stale);
+        flush_stats(&mut m);
+        assert_eq!(
+            pol.lru_sizes_read(&m, 0, 0),
+            [0, 0, 9, 11, 0],
+            "{kernel:?} after it"
+        );
+        assert!(pol.inactive_is_low(&m, 0, 0, LRU_INACTIVE_FILE));
+        check(&m, &pol);
+    }
 }
 
 /// §4.10 at 1 GiB (ratio int_sqrt(10) = 3) and at 10 GiB (ratio int_sqrt(100) = 10), on real
@@ -596,16 +644,18 @@ fn inactive_is_low_uses_int_sqrt_of_10_gib_as_ratio() {
         assert_eq!(lru(&pol), [0, 0, inactive, active, 0]);
         assert_eq!(int_sqrt(10 * gib), ratio);
         assert!(!spec_inactive_is_low(inactive, active));
+        flush_stats(&mut m);
         assert!(
-            !pol.inactive_is_low(0, 0, LRU_INACTIVE_FILE),
+            !pol.inactive_is_low(&m, 0, 0, LRU_INACTIVE_FILE),
             "{gib} GiB: {inactive} · {ratio} >= {active}"
         );
         read(&mut m, &mut pol, p, f, active); // promote one inactive folio
         drain(&mut m, &mut pol);
         assert_eq!(lru(&pol), [0, 0, inactive - 1, active + 1, 0]);
         assert!(spec_inactive_is_low(inactive - 1, active + 1));
+        flush_stats(&mut m);
         assert!(
-            pol.inactive_is_low(0, 0, LRU_INACTIVE_FILE),
+            pol.inactive_is_low(&m, 0, 0, LRU_INACTIVE_FILE),
             "{gib} GiB: {} · {ratio} < {}",
             inactive - 1,
             active + 1
@@ -808,6 +858,8 @@ fn refault_after(n: u64, active: u64, anon: u64, swap: SwapConfig) -> Refault {
     }
     assert_eq!(m.vm.get(Vm::WorkingsetRefaultFile), 0);
     let pgactivate_before_refault = m.vm.get(Vm::Pgactivate);
+    // workingset_test_recent reads the sizes of the last statistics flush (6.8+).
+    flush_stats(&mut m);
     read(&mut m, &mut pol, p, b, 0);
     Refault {
         m,
@@ -923,7 +975,8 @@ fn workingset_restore_sets_pg_workingset_and_costs_32_in_6_12_and_1_in_6_1() {
         }
         drain(&mut m, &mut pol);
         assert_eq!(pol.lruvec(0, 0).file_cost, 0);
-        // Distance 1 (only its own eviction aged the clock) <= active_file = 20.
+        flush_stats(&mut m); // workingset_test_recent reads sizes through rstat (6.8+)
+                             // Distance 1 (only its own eviction aged the clock) <= active_file = 20.
         read(&mut m, &mut pol, p, a, 0);
         let a0 = page_of(&m, a, 0);
         assert!(
@@ -968,6 +1021,7 @@ fn anon_refault_after(n: u64) -> (u64, bool) {
     let l = lru(&pol);
     assert_eq!(l, [3, 0, 30 - n, 10, 0]);
     let ws = l[LRU_ACTIVE_FILE] + l[LRU_INACTIVE_FILE] + l[LRU_ACTIVE_ANON];
+    flush_stats(&mut m); // workingset_test_recent reads sizes through rstat (6.8+)
     let out = access(
         &mut m,
         &mut pol,

@@ -30,6 +30,8 @@ fn old_answer(k: Kernel, b: Behaviour) -> bool {
         | B::MemoryReclaimQuarterBatch
         | B::RefaultOfDeadMemcgCounts
         | B::CgroupCongestedSplit => k >= Kernel::V6_12,
+        // rstat.rs (added after the table): from 6.12 (6.8's ratelimited flush).
+        B::MemcgStatsFlushRatelimited => k >= Kernel::V6_12,
         // mglru: `era != A` (or `== A` negated)
         B::LruGenShrinkNode
         | B::MemcgLru

@@ -22,6 +22,7 @@ pub mod mm;
 pub mod psi;
 pub mod readahead;
 pub mod rmap_lock;
+pub mod rstat;
 pub mod shmem;
 pub mod swap;
 pub mod vmscan;
@@ -718,6 +719,18 @@ impl Machine {
     #[inline]
     pub fn now(&self) -> u64 {
         self.ctx.now + self.ctx.elapsed
+    }
+
+    /// The epoch of the memcg statistics' periodic flush (`flush_memcg_stats_dwork`) that
+    /// rstat readers see now; None where they read exact values (6.1: `mem_cgroup_flush_stats`
+    /// before reading). The flush's phase follows boot, not the run: the first falls half a
+    /// period into the run (the mean), then one every period. See [`rstat`].
+    #[inline]
+    pub fn stats_epoch(&self) -> Option<u64> {
+        let period = self.cfg.memcg_stats_flush_ns;
+        self.kernel
+            .has(Behaviour::MemcgStatsFlushRatelimited)
+            .then(|| (self.now() + period / 2) / period)
     }
 
     /// Free pages of all nodes.

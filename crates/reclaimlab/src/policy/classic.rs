@@ -5,6 +5,7 @@
 use super::{FolioRef, Policy};
 use crate::consts::*;
 use crate::machine::mm::vm;
+use crate::machine::rstat::Flushed;
 use crate::machine::vmscan::{
     reclaim_throttle, shrink_folio_list, shrink_node_writeback_checks, ReclaimStat, ScanControl,
     DEACTIVATE_ANON, DEACTIVATE_FILE,
@@ -34,6 +35,10 @@ pub struct Lruvec {
     pub hier: [u64; 5],
     /// Hierarchical WORKINGSET_ACTIVATE_{ANON,FILE}.
     pub hier_activate: [u64; 2],
+    /// `hier` as rstat readers see it (`lruvec_page_state` after the last flush).
+    pub hier_flushed: Flushed<5>,
+    /// `hier_activate` as rstat readers see it.
+    pub hier_activate_flushed: Flushed<2>,
     /// Pages counted on the (unlinked) unevictable list.
     pub unevictable: u64,
 }
@@ -119,11 +124,28 @@ impl Classic {
 
     /// Adds `delta` to a hierarchical LRU size of the lruvec and every ancestor's.
     fn update_hier(&mut self, m: &Machine, memcg: u16, node: u8, lru: usize, delta: i64) {
+        let epoch = m.stats_epoch();
         for c in m.memcg_ancestors(memcg) {
             let i = self.lv(c, node);
-            let v = &mut self.lruvecs[i].hier[lru];
+            let lv = &mut self.lruvecs[i];
+            lv.hier_flushed.before_update(epoch, &lv.hier);
+            let v = &mut lv.hier[lru];
             *v = (*v as i64 + delta) as u64;
         }
+    }
+
+    /// `lruvec_page_state` of the LRU sizes: the hierarchical sizes as of the last flush of
+    /// the memcg statistics (exact in 6.1; [`crate::machine::rstat`]).
+    pub fn lru_sizes_read(&self, m: &Machine, memcg: u16, node: u8) -> [u64; 5] {
+        let lv = self.lruvec(memcg, node);
+        lv.hier_flushed.read(m.stats_epoch(), &lv.hier)
+    }
+
+    /// `lruvec_page_state` of WORKINGSET_ACTIVATE_{ANON,FILE}, as of the last flush.
+    fn activations_read(&self, m: &Machine, memcg: u16, node: u8) -> [u64; 2] {
+        let lv = self.lruvec(memcg, node);
+        lv.hier_activate_flushed
+            .read(m.stats_epoch(), &lv.hier_activate)
     }
 
     /// `workingset_age_nonresident`: advance the clock of a lruvec and its ancestors.
@@ -134,11 +156,11 @@ impl Classic {
         }
     }
 
-    /// `inactive_is_low`.
-    pub fn inactive_is_low(&self, memcg: u16, node: u8, inactive_lru: usize) -> bool {
-        let lv = self.lruvec(memcg, node);
-        let ina = lv.hier[inactive_lru];
-        let act = lv.hier[inactive_lru + 1];
+    /// `inactive_is_low`, from the sizes as of the last statistics flush.
+    pub fn inactive_is_low(&self, m: &Machine, memcg: u16, node: u8, inactive_lru: usize) -> bool {
+        let sizes = self.lru_sizes_read(m, memcg, node);
+        let ina = sizes[inactive_lru];
+        let act = sizes[inactive_lru + 1];
         let gb = (ina + act) >> (30 - PAGE_SHIFT);
         let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
         ina * ratio < act
@@ -163,6 +185,7 @@ impl Classic {
         if cost == 0 {
             return;
         }
+        let epoch = m.stats_epoch();
         for c in m.memcg_ancestors(memcg) {
             let i = self.lv(c, node);
             let lv = &mut self.lruvecs[i];
@@ -171,7 +194,8 @@ impl Classic {
             } else {
                 lv.anon_cost += cost;
             }
-            let lrusize: u64 = lv.hier[..4].iter().sum();
+            // lruvec_page_state: as of the last statistics flush.
+            let lrusize: u64 = lv.hier_flushed.read(epoch, &lv.hier)[..4].iter().sum();
             if lv.file_cost + lv.anon_cost > lrusize / 4 {
                 lv.file_cost /= 2;
                 lv.anon_cost /= 2;
@@ -194,9 +218,11 @@ impl Classic {
         let (memcgid, node, eviction, _) = Self::unpack_shadow(shadow);
         let lv = self.lruvec(memcgid, node);
         let distance = lv.nonresident_age.wrapping_sub(eviction) & EVICTION_MASK;
-        let mut ws = lv.hier[LRU_ACTIVE_FILE];
+        // lruvec_page_state, after mem_cgroup_flush_stats_ratelimited (6.8+).
+        let sizes = self.lru_sizes_read(m, memcgid, node);
+        let mut ws = sizes[LRU_ACTIVE_FILE];
         if !file {
-            ws += lv.hier[LRU_INACTIVE_FILE];
+            ws += sizes[LRU_INACTIVE_FILE];
         }
         let _swap_memcg = if self.kernel.has(Behaviour::RefaultSwapCheckEvictionMemcg) {
             memcgid
@@ -206,9 +232,9 @@ impl Classic {
         // mem_cgroup_get_nr_swap_pages: free swap (swap.max is not modelled, so every memcg
         // sees the global free swap).
         if m.swap.nr_free() > 0 {
-            ws += lv.hier[LRU_ACTIVE_ANON];
+            ws += sizes[LRU_ACTIVE_ANON];
             if file {
-                ws += lv.hier[LRU_INACTIVE_ANON];
+                ws += sizes[LRU_INACTIVE_ANON];
             }
         }
         distance <= ws
@@ -620,7 +646,7 @@ impl Classic {
         if sc.isolated_throttle.is_some() {
             return;
         }
-        if m.swap.total() > 0 && self.inactive_is_low(memcg, node, LRU_INACTIVE_ANON) {
+        if m.swap.total() > 0 && self.inactive_is_low(m, memcg, node, LRU_INACTIVE_ANON) {
             self.shrink_active_list(m, SWAP_CLUSTER_MAX, memcg, node, sc, LRU_ACTIVE_ANON);
         }
     }
@@ -631,6 +657,8 @@ impl Classic {
         let lv = self.lruvec(root, node);
         sc.anon_cost = lv.anon_cost;
         sc.file_cost = lv.file_cost;
+        // lruvec_page_state: as of the last statistics flush (6.8+: the ratelimited flush).
+        let activations = self.activations_read(m, root, node);
         if sc.force_deactivate {
             sc.may_deactivate = DEACTIVATE_ANON | DEACTIVATE_FILE;
         } else {
@@ -639,16 +667,18 @@ impl Classic {
                 (ANON, DEACTIVATE_ANON, LRU_INACTIVE_ANON),
                 (FILE, DEACTIVATE_FILE, LRU_INACTIVE_FILE),
             ] {
-                if lv.hier_activate[t] != lv.refaults[t] || self.inactive_is_low(root, node, ina) {
+                if activations[t] != lv.refaults[t] || self.inactive_is_low(m, root, node, ina) {
                     sc.may_deactivate |= bit;
                 }
             }
         }
         let no_trim = self.kernel.has(Behaviour::CacheTrimModeFailed) && sc.no_cache_trim_mode;
-        sc.cache_trim_mode = (lv.hier[LRU_INACTIVE_FILE] >> sc.priority) != 0
+        let inactive_file = self.lru_sizes_read(m, root, node)[LRU_INACTIVE_FILE];
+        sc.cache_trim_mode = (inactive_file >> sc.priority) != 0
             && sc.may_deactivate & DEACTIVATE_FILE == 0
             && !no_trim;
         if !sc.cgroup_reclaim() {
+            // node_page_state: exact.
             let root_lv = self.lruvec(0, node);
             let file = root_lv.hier[LRU_ACTIVE_FILE] + root_lv.hier[LRU_INACTIVE_FILE];
             let free = m.nodes[node as usize].nr_free();
@@ -787,9 +817,13 @@ impl Policy for Classic {
         m.folios[pfn as usize].set(pg::ACTIVE);
         self.workingset_age_nonresident(m, f.memcg, f.node, 1);
         m.count(f.memcg, activate_ev, 1);
+        let epoch = m.stats_epoch();
         for c in m.memcg_ancestors(f.memcg) {
             let i = self.lv(c, f.node);
-            self.lruvecs[i].hier_activate[file as usize] += 1;
+            let lv = &mut self.lruvecs[i];
+            lv.hier_activate_flushed
+                .before_update(epoch, &lv.hier_activate);
+            lv.hier_activate[file as usize] += 1;
         }
         if workingset {
             m.folios[pfn as usize].set(pg::WORKINGSET);
@@ -846,7 +880,7 @@ impl Policy for Classic {
     }
 
     fn kswapd_age_node(&mut self, m: &mut Machine, node: u8, sc: &mut ScanControl) {
-        if m.swap.total() == 0 || !self.inactive_is_low(0, node, LRU_INACTIVE_ANON) {
+        if m.swap.total() == 0 || !self.inactive_is_low(m, 0, node, LRU_INACTIVE_ANON) {
             return;
         }
         for memcg in m.memcg_subtree(0) {
@@ -855,9 +889,10 @@ impl Policy for Classic {
     }
 
     fn snapshot_refaults(&mut self, m: &mut Machine, target: Option<u16>, node: u8) {
-        let i = self.lv(target.unwrap_or(0), node);
-        let lv = &mut self.lruvecs[i];
-        lv.refaults = lv.hier_activate;
+        let root = target.unwrap_or(0);
+        let activations = self.activations_read(m, root, node);
+        let i = self.lv(root, node);
+        self.lruvecs[i].refaults = activations;
         if let Some(t) = target {
             // do_try_to_free_pages clears the target's CGROUP_CONGESTED (v6.1: the one bit).
             let flags = m.congested(t, node);

@@ -68,12 +68,29 @@ fn machine(nodes: usize, node_gib: f64, cpus: u32, scale: f64) -> MachineConfig 
 
 /// The kernel's own sizes that shrink with a scaled-down scenario's memory (docs/scenarios.md,
 /// "Scale"): the per-CPU LRU batches, the scan budget's lock traffic, the memcg charge batch,
-/// and the PTE tables charged (not below scale 1).
+/// the PTE tables charged (not below scale 1) and the period of the memcg statistics' flush.
 fn scale_kernel_sizes(m: &mut MachineConfig, scale: f64) {
     m.lru_batch_cap = lru_batch_cap(scale);
     m.lru_lock_scale_down = lru_lock_scale_down(scale);
     m.memcg_charge_batch_cap = memcg_charge_batch_cap(scale);
     m.charge_page_tables = scale >= 1.0;
+    m.memcg_stats_flush_ns = memcg_stats_flush_ns(scale);
+}
+
+/// The memcg statistics' flush period (`FLUSH_TIME`, 2 s), which 6.8+'s reclaim reads through
+/// (docs/model.md §2, "Memcg statistics as reclaim reads them"), is a size in disguise: a
+/// scaled scenario runs `scale` of the seed's operations at the seed's speed, so its run is
+/// `scale` of the seed's and churns its memory 1/scale times as fast. Unscaled, a 1/64 run
+/// would see a 64th of the seed's flushes (often none) and statistics 64 times as stale
+/// relative to its memory. Scaled: `FLUSH_TIME × scale`, so that a flush falls after the same
+/// share of the run and of the memory's churn as on the seed's machine.
+fn memcg_stats_flush_ns(scale: f64) -> u64 {
+    let t = crate::consts::FLUSH_TIME_NS;
+    if scale < 1.0 {
+        ((t as f64 * scale).round() as u64).max(1)
+    } else {
+        t
+    }
 }
 
 /// The per-CPU LRU batches are a size too: a CPU's batch holds up to 31 folios whatever the

@@ -40,6 +40,18 @@ pub fn enter(m: &mut Machine, pid: u32) {
     };
 }
 
+/// Moves the clock to the next periodic flush of the memcg statistics (`flush_memcg_stats_dwork`,
+/// every `memcg_stats_flush_ns`): what 6.8+'s reclaim reads of them (`lruvec_page_state`) is
+/// then what the lists hold now. 6.1 reads them exact.
+#[allow(dead_code)]
+pub fn flush_stats(m: &mut Machine) {
+    let period = m.cfg.memcg_stats_flush_ns;
+    // Flushes fall at period/2 + k·period (Machine::stats_epoch).
+    let next = ((m.now() + period / 2) / period + 1) * period - period / 2;
+    m.ctx.now = next;
+    m.ctx.elapsed = 0;
+}
+
 pub fn access(
     m: &mut Machine,
     pol: &mut Classic,
