@@ -62,6 +62,40 @@ impl<const N: usize> Flushed<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Against a reference that takes a snapshot at every flush (every `period` from
+        /// `period / 2`, as `Machine::stats_epoch` places them): at any time, a reader sees
+        /// the values the last flush took, whatever the times of the updates in between.
+        #[test]
+        fn a_reader_sees_what_the_last_flush_took(
+            period in 1u64..50,
+            steps in proptest::collection::vec((0u64..40, 0usize..2, 0u64..5, any::<bool>()), 1..80),
+        ) {
+            let epoch = |t: u64| (t + period / 2) / period;
+            let mut now = 0u64;
+            let mut cur = [0u64; 2];
+            let mut f = Flushed::<2>::default();
+            let mut snapshot = [0u64; 2];
+            let mut last_epoch = 0u64;
+            for (dt, i, delta, read) in steps {
+                now += dt;
+                let e = epoch(now);
+                if e > last_epoch {
+                    // The reference flushes before anything happens at time `now`.
+                    snapshot = cur;
+                    last_epoch = e;
+                }
+                if read {
+                    prop_assert_eq!(f.read(Some(e), &cur), snapshot);
+                } else {
+                    f.before_update(Some(e), &cur);
+                    cur[i] += delta;
+                }
+            }
+        }
+    }
 
     /// A reader sees the value of the last flush: updates within an epoch are invisible until
     /// the next epoch begins; without an epoch (6.1) every update is seen at once.
