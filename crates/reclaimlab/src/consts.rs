@@ -81,8 +81,11 @@ pub const WORKINGSET_SHIFT: u32 = 1;
 pub const EVICTION_SHIFT: u32 = 1 + WORKINGSET_SHIFT + NODES_SHIFT + MEM_CGROUP_ID_SHIFT;
 /// `EVICTION_MASK`.
 pub const EVICTION_MASK: u64 = !0u64 >> EVICTION_SHIFT;
-/// `max_pause` of balance_dirty_pages: HZ/5 (200 ms).
+/// `MAX_PAUSE` of balance_dirty_pages: HZ/5 (200 ms), the cap of `wb_max_pause`.
 pub const DIRTY_MAX_PAUSE_JIFFIES: u64 = HZ / 5;
+/// `INIT_BW` (mm/page-writeback.c): a wb's initial write bandwidth estimate, 100 MiB/s in
+/// pages per second; the model keeps `avg_write_bandwidth` at it (docs/model.md §9 gap 27).
+pub const INIT_BW_PAGES: u64 = 100 << (20 - PAGE_SHIFT);
 /// A new task's `nr_dirtied_pause`: `128 >> (PAGE_SHIFT - 10)` pages dirtied between two
 /// `balance_dirty_pages` calls (kernel/fork.c).
 pub const NR_DIRTIED_PAUSE_INIT: u64 = 32;

@@ -13,6 +13,7 @@ use reclaimlab::access::{Op, PageRef, Via};
 use reclaimlab::consts::{int_sqrt, Kernel, EVICTION_MASK, MAX_RECLAIM_RETRIES, PAGE_SHIFT};
 use reclaimlab::machine::mm::vm;
 use reclaimlab::machine::vmscan::ScanControl;
+use reclaimlab::machine::writeback::WbStat;
 use reclaimlab::machine::{pg, Ctx, Machine, MachineConfig, MemcgConfig, Pfn, SwapConfig, Vm};
 use reclaimlab::policy::classic::{
     Classic, ScanBalance, LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE,
@@ -622,6 +623,40 @@ fn inactive_is_low_sees_the_lru_sizes_of_the_last_stats_flush_on_6_12_and_exact_
         );
         assert!(pol.inactive_is_low(&m, 0, 0, LRU_INACTIVE_FILE));
         check(&m, &pol);
+    }
+}
+
+/// `mem_cgroup_wb_stats` (the memcg's dirty-throttling domain) reads NR_FILE_DIRTY as of the
+/// last periodic flush on 6.12 (`mem_cgroup_flush_stats_ratelimited`): pages a task dirties
+/// count towards its memcg's dirty limit only from the next flush on, while the domain's
+/// `wb_dirty` (the wb's own counters, which bound the pause) is exact. 6.1 sees them at once.
+#[test]
+fn the_memcg_dirty_domain_counts_dirty_pages_from_the_next_stats_flush_on_6_12() {
+    for (kernel, stale) in [(Kernel::V6_12, true), (Kernel::V6_1, false)] {
+        let mut cfg = MachineConfig::simple(4096);
+        cfg.kernel = kernel;
+        cfg.memcgs = vec![MemcgConfig::new("/a")];
+        let (mut m, mut pol) = build(cfg);
+        let a = m.memcg_by_path("/a").unwrap();
+        let p = m.create_process("p", a, 0);
+        let f = m.create_file("f", 8);
+        flush_stats(&mut m);
+        for i in 0..8 {
+            write_fd(&mut m, &mut pol, p, f, i);
+        }
+        drain(&mut m, &mut pol);
+        assert_eq!(m.memcgs[a as usize].wb_stat[WbStat::Dirty as usize], 8);
+        let g = m.global_dirty_domain(true);
+        let d = m.memcg_dirty_domain(a, &g, true).unwrap();
+        assert_eq!(
+            d.dirty,
+            if stale { 0 } else { 8 },
+            "{kernel:?} before the next flush"
+        );
+        assert_eq!(d.wb_dirty, 8, "{kernel:?}: the wb's own count is exact");
+        flush_stats(&mut m);
+        let d = m.memcg_dirty_domain(a, &g, true).unwrap();
+        assert_eq!(d.dirty, 8, "{kernel:?} after it");
     }
 }
 

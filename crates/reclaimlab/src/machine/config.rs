@@ -271,8 +271,8 @@ pub struct MachineConfig {
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub charge_page_tables: bool,
     /// The period of the memcg statistics' periodic flush (`FLUSH_TIME`, 2 s), which is all
-    /// that classical reclaim sees of them on kernels that ratelimit their own flushes (6.8+,
-    /// `memcg-stats-flush-ratelimited`). The validation harness sets it to the
+    /// that classical reclaim and the memcg dirty domain see of them on kernels that ratelimit
+    /// their own flushes (6.8+, `memcg-stats-flush-ratelimited`). The validation harness sets it to the
     /// guest's 2 s in the model's time (its run lasts longer than the model's).
     #[serde(
         default = "default_memcg_stats_flush_ns",

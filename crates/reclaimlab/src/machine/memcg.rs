@@ -43,6 +43,9 @@ pub struct Memcg {
     /// Hierarchical NR_FILE_PAGES, NR_FILE_DIRTY and NR_WRITEBACK (pages) of this memcg and
     /// its descendants, for its dirty-throttling domain (`mem_cgroup_wb_stats`).
     pub wb_stat: [u64; 4],
+    /// `wb_stat` as `mem_cgroup_wb_stats` reads it (`memcg_page_state` after the last flush;
+    /// [`super::rstat`]).
+    pub wb_stat_flushed: super::rstat::Flushed<4>,
     /// `wb->dirty_exceeded` of this memcg's writeback (the root's is the global wb's): a
     /// domain was over its dirty threshold at the last `balance_dirty_pages`.
     pub dirty_exceeded: bool,
@@ -71,6 +74,7 @@ impl Memcg {
             pgtable_pages: 0,
             heat: Vec::new(),
             wb_stat: [0; 4],
+            wb_stat_flushed: Default::default(),
             dirty_exceeded: false,
         }
     }

@@ -6,9 +6,8 @@
 //! model gives 6.1 the exact values. From 6.8 on (`memcg-stats-flush-ratelimited`) the readers
 //! call `mem_cgroup_flush_stats_ratelimited`, which flushes only when the periodic
 //! `flush_memcg_stats_dwork` (every `FLUSH_TIME`, 2 s) is a whole period late: they see the
-//! values of the last periodic flush. The classical LRU's readers use this
-//! (`policy/classic.rs`); the memcg dirty domain (`mem_cgroup_wb_stats`) reads exact values, a
-//! simplification docs/model.md §4 gives the reasons for.
+//! values of the last periodic flush. The classical LRU's readers (`policy/classic.rs`) and
+//! the memcg dirty domain (`mem_cgroup_wb_stats`, `machine/writeback.rs`) use this.
 //!
 //! [`Flushed`] gives a statistic's value at the last flush without a timer: the flushes fall
 //! half a period into the run and every period after (epoch `(now + period / 2) / period`, see

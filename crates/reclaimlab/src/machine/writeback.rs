@@ -37,8 +37,11 @@ pub enum WbStat {
 pub struct DirtyDomain {
     /// Dirtyable memory (`avail`).
     pub avail: u64,
-    /// NR_FILE_DIRTY (+ NR_WRITEBACK when throttling).
+    /// NR_FILE_DIRTY (+ NR_WRITEBACK when throttling), as the domain reads them (a memcg's as of
+    /// the last statistics flush on 6.8+).
     pub dirty: u64,
+    /// The dirty and writeback pages of the domain's wb (`wb_dirty`: exact per-wb counters).
+    pub wb_dirty: u64,
     pub bg_thresh: u64,
     pub thresh: u64,
 }
@@ -50,10 +53,21 @@ impl DirtyDomain {
     }
 }
 
+/// `wb_max_pause`: the longest pause (jiffies) of a task dirtying through a wb with `wb_dirty`
+/// dirty and writeback pages and an average write bandwidth of `bw` pages per second: the
+/// time to write out an eighth of a second's worth of its dirty pages ("8 serves as the safety
+/// ratio": a longer sleep could let the device go idle), at most `MAX_PAUSE`.
+pub fn wb_max_pause(wb_dirty: u64, bw: u64) -> u64 {
+    let t = wb_dirty / (1 + bw / (1 + HZ / 8).next_power_of_two()) + 1;
+    t.min(DIRTY_MAX_PAUSE_JIFFIES)
+}
+
 impl Machine {
     /// Adds `delta` to a writeback statistic of `memcg` and its ancestors.
     pub fn memcg_wb_stat_add(&mut self, memcg: u16, stat: WbStat, delta: i64) {
+        let epoch = self.stats_epoch();
         self.for_each_ancestor(memcg, |mc| {
+            mc.wb_stat_flushed.before_update(epoch, &mc.wb_stat);
             let v = &mut mc.wb_stat[stat as usize];
             *v = v.wrapping_add_signed(delta);
         });
@@ -135,6 +149,7 @@ impl Machine {
         DirtyDomain {
             avail,
             dirty: self.wb.nr_dirty + wb,
+            wb_dirty: self.wb.nr_dirty + wb,
             bg_thresh,
             thresh,
         }
@@ -154,11 +169,14 @@ impl Machine {
             return None;
         }
         let mc = &self.memcgs[memcg as usize];
+        let st = mc.wb_stat_flushed.read(self.stats_epoch(), &mc.wb_stat);
         // mem_cgroup_wb_stats counts the file LRU: tmpfs pages are on the anon LRU.
-        let filepages = mc.wb_stat[WbStat::FilePages as usize] - mc.wb_stat[WbStat::Shmem as usize];
-        let mut dirty = mc.wb_stat[WbStat::Dirty as usize];
+        let filepages = st[WbStat::FilePages as usize] - st[WbStat::Shmem as usize];
+        let mut dirty = st[WbStat::Dirty as usize];
+        let mut wb_dirty = mc.wb_stat[WbStat::Dirty as usize];
         if include_writeback {
-            dirty += mc.wb_stat[WbStat::Writeback as usize];
+            dirty += st[WbStat::Writeback as usize];
+            wb_dirty += mc.wb_stat[WbStat::Writeback as usize];
         }
         let headroom = self
             .memcg_ancestors(memcg)
@@ -178,6 +196,7 @@ impl Machine {
         Some(DirtyDomain {
             avail,
             dirty,
+            wb_dirty,
             bg_thresh,
             thresh,
         })
@@ -225,8 +244,8 @@ impl Machine {
             return;
         }
         self.wakeup_flusher(false);
-        let max_pause = DIRTY_MAX_PAUSE_JIFFIES * NS_PER_JIFFY;
         let pause_of = |d: &DirtyDomain| {
+            let max_pause = wb_max_pause(d.wb_dirty, INIT_BW_PAGES) * NS_PER_JIFFY;
             let freerun = d.freerun();
             if d.dirty <= freerun {
                 0
@@ -410,7 +429,7 @@ pub fn dirty_poll_interval(dirty: u64, thresh: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::dirty_poll_interval;
+    use super::*;
 
     #[test]
     fn poll_interval_is_about_the_square_root_of_the_distance() {
@@ -419,5 +438,25 @@ mod tests {
         assert_eq!(dirty_poll_interval(100, 100), 1);
         assert_eq!(dirty_poll_interval(200, 100), 1);
         assert_eq!(dirty_poll_interval(0, 1 << 20), 1024);
+    }
+
+    /// `wb_max_pause` at HZ 250 and INIT_BW (25,600 pages/s): `bw / roundup_pow_of_two(1 +
+    /// HZ/8)` = 25600 / 32 = 800, so a jiffy per 801 dirty pages plus one, at most MAX_PAUSE
+    /// (50 jiffies).
+    #[test]
+    fn wb_max_pause_is_the_time_to_write_an_eighth_of_a_second_of_dirty_pages() {
+        assert_eq!((1 + HZ / 8).next_power_of_two(), 32);
+        assert_eq!(INIT_BW_PAGES, 25_600);
+        assert_eq!(wb_max_pause(0, INIT_BW_PAGES), 1);
+        assert_eq!(wb_max_pause(800, INIT_BW_PAGES), 1);
+        assert_eq!(wb_max_pause(801, INIT_BW_PAGES), 2);
+        assert_eq!(wb_max_pause(8010, INIT_BW_PAGES), 11);
+        assert_eq!(wb_max_pause(40_000, INIT_BW_PAGES), 50);
+        assert_eq!(
+            wb_max_pause(1 << 30, INIT_BW_PAGES),
+            DIRTY_MAX_PAUSE_JIFFIES
+        );
+        // A slow device (bw 0) pauses a jiffy per dirty page, capped.
+        assert_eq!(wb_max_pause(10, 0), 11);
     }
 }
