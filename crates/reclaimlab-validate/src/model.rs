@@ -210,8 +210,9 @@ pub fn machine(spec: &MachineSpec, sizing: &Sizing, header: &TraceHeader) -> Mac
     m
 }
 
-/// Runs the model on a trace, with the guest's periodic flush of the memcg statistics at the
-/// same point of the replay as in `kernel_runs` ([`guest_flush_period`]).
+/// Runs the model on a trace, with the guest's periodic flush of the memcg statistics as
+/// often per replay as in `kernel_runs` ([`guest_flush_period`]), averaged over
+/// [`FLUSH_PHASES`] phases of it ([`mean_of_runs`]).
 #[allow(clippy::too_many_arguments)]
 pub fn run_model(
     name: &str,
@@ -223,22 +224,85 @@ pub fn run_model(
     mode: Mode,
     kernel_runs: &[Counters],
 ) -> Result<RunResult, String> {
-    let mut m = machine(spec, sizing, header);
-    let first = run_model_on(
-        name,
-        m.clone(),
-        spec.min_ttl_ms,
-        header,
-        records,
-        kernel,
-        mode,
-    )?;
-    match guest_flush_period(first.sim_time_ns, kernel_runs) {
-        Some(p) if p != m.memcg_stats_flush_ns => {
-            m.memcg_stats_flush_ns = p;
-            run_model_on(name, m, spec.min_ttl_ms, header, records, kernel, mode)
+    let m = machine(spec, sizing, header);
+    let run =
+        |m: MachineConfig| run_model_on(name, m, spec.min_ttl_ms, header, records, kernel, mode);
+    let first = run(m.clone())?;
+    let Some(period) = guest_flush_period(first.sim_time_ns, kernel_runs) else {
+        return Ok(first);
+    };
+    // The guest's flushes fall at a phase of the replay that follows its boot: the kernel's
+    // mean is over boots with phases at random, the model's over FLUSH_PHASES phases.
+    let mut runs = Vec::with_capacity(FLUSH_PHASES as usize);
+    for k in 0..FLUSH_PHASES {
+        let mut mk = m.clone();
+        mk.memcg_stats_flush_ns = period;
+        mk.memcg_stats_first_flush_ns = Some(((2 * k + 1) * period / (2 * FLUSH_PHASES)).max(1));
+        runs.push(run(mk)?);
+    }
+    mean_of_runs(&runs)
+}
+
+/// How many phases of the guest's memcg statistics flush the model is averaged over: the
+/// first flush at 1/8, 3/8, 5/8 and 7/8 of a period into the replay.
+pub const FLUSH_PHASES: u64 = 4;
+
+/// The mean of runs of one scenario: every number the mean of the runs' (integers rounded to
+/// the nearest), element by element in lists of equal length; anything else the first run's.
+pub fn mean_of_runs(runs: &[RunResult]) -> Result<RunResult, String> {
+    let values: Vec<serde_json::Value> = runs
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let refs: Vec<&serde_json::Value> = values.iter().collect();
+    serde_json::from_value(mean_value(&refs)).map_err(|e| e.to_string())
+}
+
+fn mean_value(vs: &[&serde_json::Value]) -> serde_json::Value {
+    use serde_json::Value;
+    let first = vs[0];
+    match first {
+        Value::Number(_) if vs.iter().all(|v| v.is_number()) => {
+            if vs.iter().all(|v| v.is_u64()) {
+                let n = vs.len() as u128;
+                let sum: u128 = vs.iter().map(|v| v.as_u64().unwrap_or(0) as u128).sum();
+                Value::from(((sum + n / 2) / n) as u64)
+            } else {
+                let n = vs.len() as f64;
+                let mean = vs.iter().map(|v| v.as_f64().unwrap_or(0.0)).sum::<f64>() / n;
+                if vs.iter().all(|v| v.is_i64()) {
+                    Value::from(mean.round() as i64)
+                } else {
+                    serde_json::Number::from_f64(mean).map_or(first.clone(), Value::Number)
+                }
+            }
         }
-        _ => Ok(first),
+        Value::Array(a)
+            if vs
+                .iter()
+                .all(|v| v.as_array().is_some_and(|b| b.len() == a.len())) =>
+        {
+            Value::Array(
+                (0..a.len())
+                    .map(|i| mean_value(&vs.iter().map(|v| &v[i]).collect::<Vec<_>>()))
+                    .collect(),
+            )
+        }
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| {
+                    let same: Vec<&Value> = vs.iter().filter_map(|v| v.get(k)).collect();
+                    let v = if same.len() == vs.len() {
+                        mean_value(&same)
+                    } else {
+                        x.clone()
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        _ => first.clone(),
     }
 }
 
@@ -286,6 +350,21 @@ pub fn run_model_on(
 mod tests {
     use super::*;
     use crate::console::MemcgSnap;
+
+    /// The mean of runs: integers to the nearest, floats exactly, lists element by element,
+    /// strings and lists of other lengths from the first run.
+    #[test]
+    fn runs_are_averaged_number_by_number() {
+        use serde_json::json;
+        let a = json!({"n": 1, "f": 0.5, "s": "a", "l": [1, 10], "m": [1], "i": -3});
+        let b = json!({"n": 2, "f": 1.0, "s": "b", "l": [3, 20], "m": [1, 2], "i": -4});
+        let m = mean_value(&[&a, &b]);
+        assert_eq!(
+            m,
+            json!({"n": 2, "f": 0.75, "s": "a", "l": [2, 15], "m": [1], "i": -4})
+        );
+        assert_eq!(mean_value(&[&a]), a);
+    }
 
     /// The guest's 2 s flush in the model's time: a model run of 1 s against guest replays of
     /// 6 s and 10 s (mean 8 s) flushes every 250 ms; without kernel times, no period.

@@ -279,6 +279,11 @@ pub struct MachineConfig {
         skip_serializing_if = "is_flush_time"
     )]
     pub memcg_stats_flush_ns: u64,
+    /// When the first periodic flush falls, in 1..=`memcg_stats_flush_ns` after the run's start
+    /// (its phase follows boot, not the run); None = half a period, the mean. The validation
+    /// harness averages the model over several phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memcg_stats_first_flush_ns: Option<u64>,
     pub memcgs: Vec<MemcgConfig>,
     pub cost: CostProfile,
     /// The capacity asked for with `--cache-pages`: textbook caches hold exactly this many
@@ -322,6 +327,7 @@ impl MachineConfig {
             lru_lock_scale_down: None,
             charge_page_tables: true,
             memcg_stats_flush_ns: FLUSH_TIME_NS,
+            memcg_stats_first_flush_ns: None,
             memcgs: Vec::new(),
             cost: CostProfile::default(),
             cache_pages: None,
@@ -442,6 +448,14 @@ impl MachineConfig {
         }
         if self.memcg_stats_flush_ns == 0 {
             return Err("memcg_stats_flush_ns must be above 0".into());
+        }
+        if let Some(f) = self.memcg_stats_first_flush_ns {
+            if f == 0 || f > self.memcg_stats_flush_ns {
+                return Err(format!(
+                    "memcg_stats_first_flush_ns {f} is not in 1..=memcg_stats_flush_ns ({})",
+                    self.memcg_stats_flush_ns
+                ));
+            }
         }
         if self.watermark_scale_factor == 0 || self.watermark_scale_factor > 3000 {
             return Err("watermark_scale_factor must be in 1..=3000".into());

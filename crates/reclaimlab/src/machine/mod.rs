@@ -723,14 +723,20 @@ impl Machine {
 
     /// The epoch of the memcg statistics' periodic flush (`flush_memcg_stats_dwork`) that
     /// rstat readers see now; None where they read exact values (6.1: `mem_cgroup_flush_stats`
-    /// before reading). The flush's phase follows boot, not the run: the first falls half a
-    /// period into the run (the mean), then one every period. See [`rstat`].
+    /// before reading). The flush's phase follows boot, not the run: the first falls
+    /// `memcg_stats_first_flush_ns` into the run (default half a period, the mean), then one
+    /// every period. See [`rstat`].
     #[inline]
     pub fn stats_epoch(&self) -> Option<u64> {
         let period = self.cfg.memcg_stats_flush_ns;
+        // Epoch k begins at the k-th flush, `first + (k - 1) * period`.
+        let shift = self
+            .cfg
+            .memcg_stats_first_flush_ns
+            .map_or(period / 2, |first| period - first);
         self.kernel
             .has(Behaviour::MemcgStatsFlushRatelimited)
-            .then(|| (self.now() + period / 2) / period)
+            .then(|| (self.now() + shift) / period)
     }
 
     /// Free pages of all nodes.
