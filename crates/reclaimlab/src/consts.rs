@@ -69,7 +69,7 @@ pub const HZ: u64 = 250;
 pub const NS_PER_JIFFY: u64 = 1_000_000_000 / HZ;
 /// `FLUSH_TIME` (mm/memcontrol.c): 2*HZ, the period of `flush_memcg_stats_dwork`, the flush
 /// of the memcg statistics that rstat readers (`lruvec_page_state`, `memcg_page_state`) see
-/// (docs/model.md §2, "Memcg statistics as reclaim reads them").
+/// (docs/model.md §4, "Memcg statistics as reclaim reads them").
 pub const FLUSH_TIME_NS: u64 = 2 * HZ * NS_PER_JIFFY;
 /// `MEMCG_ID` width: `MEM_CGROUP_ID_SHIFT`.
 pub const MEM_CGROUP_ID_SHIFT: u32 = 16;

@@ -272,8 +272,9 @@ pub struct MachineConfig {
     pub charge_page_tables: bool,
     /// The period of the memcg statistics' periodic flush (`FLUSH_TIME`, 2 s), which is all
     /// that classical reclaim and the memcg dirty domain see of them on kernels that ratelimit
-    /// their own flushes (6.8+, `memcg-stats-flush-ratelimited`). The validation harness sets it to the
-    /// guest's 2 s in the model's time (its run lasts longer than the model's).
+    /// their own flushes (6.8+, `memcg-stats-flush-ratelimited`). Scaled seed scenarios flush
+    /// every `FLUSH_TIME × scale`; the validation harness sets it to the guest's 2 s in the
+    /// model's time (the guest's replay lasts longer than the model's).
     #[serde(
         default = "default_memcg_stats_flush_ns",
         skip_serializing_if = "is_flush_time"

@@ -10,7 +10,7 @@
 //! the memcg dirty domain (`mem_cgroup_wb_stats`, `machine/writeback.rs`) use this.
 //!
 //! [`Flushed`] gives a statistic's value at the last flush without a timer: the flushes fall
-//! half a period into the run and every period after (epoch `(now + period / 2) / period`, see
+//! half a period into the run (by default) and every period after (the epoch of
 //! `Machine::stats_epoch`), and a statistic remembers its value just before its first update
 //! of a new epoch, which is its value at that epoch's flush.
 
