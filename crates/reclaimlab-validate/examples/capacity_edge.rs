@@ -12,7 +12,7 @@
 //! Arguments: results dir, workload, kernel (6.1, 6.12, 7.2), mode (classic, mglru), first and
 //! last offset and step (default 0 0 1); `--cpus N` overrides the guest's vCPU count (and
 //! interleaving with it, as the harness sets it), `--lru-gen` prints the final lru_gen file.
-use reclaimlab_validate::{fidelity, load_cells, model, suite};
+use reclaimlab_validate::{fidelity, find_cell, load_cells, model, suite};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,12 +28,7 @@ fn main() {
     let num = |i: usize, d: i64| args.get(i).map_or(d, |s| s.parse().expect(usage));
     let (from, to, step) = (num(4, 0), num(5, num(4, 0)), num(6, 1).max(1));
     let cells = load_cells(std::path::Path::new(&dir)).unwrap();
-    let c = cells
-        .iter()
-        .find(|c| {
-            c.workload == workload && c.kernel.to_string() == kernel && c.mode.to_string() == mode
-        })
-        .expect("no such cell in DIR");
+    let c = find_cell(&cells, &workload, &kernel, &mode).expect("no such cell in DIR");
     let w = suite::workload(&c.workload).unwrap();
     let (h, r) = w.trace();
     let mut d = from;

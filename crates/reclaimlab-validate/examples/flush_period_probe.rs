@@ -7,19 +7,14 @@
 //! cargo run --release -p reclaimlab-validate --example flush_period_probe -- \
 //!     validation/results/2026-11-23 anon-zipf-zram 6.12 classic
 //! ```
-use reclaimlab_validate::{fidelity, load_cells, model, suite};
+use reclaimlab_validate::{fidelity, find_cell, load_cells, model, suite};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "DIR WORKLOAD KERNEL MODE";
     let [dir, workload, kernel, mode] = [0, 1, 2, 3].map(|i| args.get(i).expect(usage).clone());
     let cells = load_cells(std::path::Path::new(&dir)).unwrap();
-    let c = cells
-        .iter()
-        .find(|c| {
-            c.workload == workload && c.kernel.to_string() == kernel && c.mode.to_string() == mode
-        })
-        .expect("no such cell in DIR");
+    let c = find_cell(&cells, &workload, &kernel, &mode).expect("no such cell in DIR");
     let w = suite::workload(&c.workload).unwrap();
     let (h, r) = w.trace();
     let base = model::machine(&w.machine, &c.sizing, &h);

@@ -342,6 +342,19 @@ pub fn cell_path(dir: &Path, w: &str, k: KernelKey, m: Mode) -> PathBuf {
     dir.join("cells").join(format!("{w}-{k}-{m}.json"))
 }
 
+/// The saved cell of (`workload`, `kernel`, `mode`) among `cells`, the kernel and mode as
+/// printed ("6.12", "classic").
+pub fn find_cell<'a>(
+    cells: &'a [Cell],
+    workload: &str,
+    kernel: &str,
+    mode: &str,
+) -> Option<&'a Cell> {
+    cells.iter().find(|c| {
+        c.workload == workload && c.kernel.to_string() == kernel && c.mode.to_string() == mode
+    })
+}
+
 /// Reads every saved cell of a results directory, in suite order.
 pub fn load_cells(dir: &Path) -> Result<Vec<Cell>, String> {
     let cdir = dir.join("cells");

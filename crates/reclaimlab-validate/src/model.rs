@@ -309,7 +309,7 @@ fn mean_value(vs: &[&serde_json::Value]) -> serde_json::Value {
 /// The guest's `FLUSH_TIME` (2 s) in the model's time. Emulated, the guest replays a trace
 /// many times slower than the machine whose costs the model charges (its `sim_time_ns` is
 /// seconds to minutes where the model's is under one), so its periodic flush of the memcg
-/// statistics (`flush_memcg_stats_dwork`, which reclaim reads on 6.8+: docs/model.md §2)
+/// statistics (`flush_memcg_stats_dwork`, which reclaim reads on 6.8+: docs/model.md §4)
 /// falls after far more of the trace than 2 s of the model's time hold. The flush comes at
 /// the same point of the replay when its period is FLUSH_TIME × model time / the kernel's
 /// mean replay time. None without kernel times.

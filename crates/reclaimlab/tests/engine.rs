@@ -3,8 +3,9 @@
 //! cgroup writeback's memcg dirty domain throttles a writer in a small memcg.
 
 use reclaimlab::access::{Op, PageRef, Via};
-use reclaimlab::consts::Kernel;
+use reclaimlab::consts::{Kernel, INIT_BW_PAGES, NS_PER_JIFFY};
 use reclaimlab::machine::kthreads::KthreadWork;
+use reclaimlab::machine::writeback::wb_max_pause;
 use reclaimlab::machine::{Ctx, Machine, MachineConfig, MemcgConfig, SwapConfig, Vm};
 use reclaimlab::metrics::RunResult;
 use reclaimlab::policy::classic::Classic;
@@ -346,13 +347,20 @@ fn dirty_throttling_is_ratelimited_per_task() {
     );
     // 6.12's memcg domain counts the dirty pages from the next statistics flush on
     // (docs/model.md §4): let it fall before the 32nd write.
-    let period = m.cfg.memcg_stats_flush_ns;
-    m.ctx.now = ((m.now() + period / 2) / period + 1) * period - period / 2;
+    m.ctx.now = m.next_stats_flush();
     m.ctx.elapsed = 0;
     write(&mut m, 31);
     assert!(
         m.vm.get(Vm::DirtyThrottleNs) > 0,
         "the 32nd is checked and paused"
+    );
+    // For at most wb_max_pause of the memcg's 32 dirty pages: one jiffy, not MAX_PAUSE.
+    let wb_dirty = 32;
+    assert_eq!(wb_max_pause(wb_dirty, INIT_BW_PAGES), 1);
+    assert!(
+        m.vm.get(Vm::DirtyThrottleNs) <= NS_PER_JIFFY,
+        "paused {} ns",
+        m.vm.get(Vm::DirtyThrottleNs)
     );
     assert!(m.memcgs[memcg as usize].dirty_exceeded);
     assert_eq!(m.procs[pid as usize].nr_dirtied, 0);

@@ -728,15 +728,32 @@ impl Machine {
     /// every period. See [`rstat`].
     #[inline]
     pub fn stats_epoch(&self) -> Option<u64> {
-        let period = self.cfg.memcg_stats_flush_ns;
-        // Epoch k begins at the k-th flush, `first + (k - 1) * period`.
-        let shift = self
-            .cfg
-            .memcg_stats_first_flush_ns
-            .map_or(period / 2, |first| period - first);
         self.kernel
             .has(Behaviour::MemcgStatsFlushRatelimited)
-            .then(|| (self.now() + shift) / period)
+            .then(|| self.stats_flush_epoch_at(self.now()))
+    }
+
+    /// When the next periodic flush of the memcg statistics falls (the start of the epoch
+    /// after the current one of [`Machine::stats_epoch`]).
+    pub fn next_stats_flush(&self) -> u64 {
+        let period = self.cfg.memcg_stats_flush_ns;
+        (self.stats_flush_epoch_at(self.now()) + 1) * period - self.stats_flush_shift()
+    }
+
+    /// The flush epoch at time `t`: epoch k begins at the k-th flush,
+    /// `first + (k - 1) * period`.
+    #[inline]
+    fn stats_flush_epoch_at(&self, t: u64) -> u64 {
+        (t + self.stats_flush_shift()) / self.cfg.memcg_stats_flush_ns
+    }
+
+    /// `period - first`, where `first` is when the first flush falls (default half a period).
+    #[inline]
+    fn stats_flush_shift(&self) -> u64 {
+        let period = self.cfg.memcg_stats_flush_ns;
+        self.cfg
+            .memcg_stats_first_flush_ns
+            .map_or(period / 2, |first| period - first)
     }
 
     /// Free pages of all nodes.

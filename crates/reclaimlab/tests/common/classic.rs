@@ -45,10 +45,7 @@ pub fn enter(m: &mut Machine, pid: u32) {
 /// then what the lists hold now. 6.1 reads them exact.
 #[allow(dead_code)]
 pub fn flush_stats(m: &mut Machine) {
-    let period = m.cfg.memcg_stats_flush_ns;
-    // Flushes fall at period/2 + k·period (Machine::stats_epoch).
-    let next = ((m.now() + period / 2) / period + 1) * period - period / 2;
-    m.ctx.now = next;
+    m.ctx.now = m.next_stats_flush();
     m.ctx.elapsed = 0;
 }
 
