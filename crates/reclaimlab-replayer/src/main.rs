@@ -22,10 +22,18 @@
 //! miss bits are recorded the same way (a page another process faults in between the
 //! `mincore()` and the access still counts as a miss of both).
 //!
+//! How fast each process of a concurrent plan went is recorded too: before every
+//! `PROGRESS_EVERY`-th record of its own, and after its last, a process stores the time since
+//! the go (CLOCK_MONOTONIC) in a shared array, printed as `progress`; `schedstat` gives each
+//! process's `/proc/PID/schedstat` after the replay (time on a CPU, time waiting on a run
+//! queue, time slices). The emulated guest's CPUs are far slower than its disk, so its
+//! processes are CPU-bound and progress unevenly, which changes what they miss; the harness
+//! paces the model by this record.
+//!
 //! Output sections, each starting with a line `=== NAME ===`: `replay config`, `meminfo before`,
 //! `vmstat before`, `memcg PATH before` (one per memcg and ancestor), `lru_gen before`, then
 //! after the replay the same `... after` sections, `misses` (per process), `missmap` (one bit per
-//! record, hex) and `replay end`. `vmstat` is read after writing `/proc/sys/vm/stat_refresh`
+//! record, hex), for a concurrent plan `progress` and `schedstat`, and `replay end`. `vmstat` is read after writing `/proc/sys/vm/stat_refresh`
 //! (per-CPU node counters folded).
 
 use reclaimlab_replayer::{decode_plan, memcg_tree, missmap_hex, PlanHeader, PlanRecord};
@@ -36,6 +44,19 @@ use std::time::Instant;
 const PAGE: usize = 4096;
 /// Result byte of a record never executed (its process died first).
 const NOT_RUN: u8 = 2;
+/// A process of a concurrent plan stamps the time before every this many of its own records.
+const PROGRESS_EVERY: u64 = 32;
+
+/// CLOCK_MONOTONIC in nanoseconds.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
 
 fn die(msg: &str) -> ! {
     eprintln!("reclaimlab-replayer: {msg}");
@@ -178,6 +199,7 @@ fn child_main(
     cgroot: &str,
     cmd_r: libc::c_int,
     done_w: libc::c_int,
+    stamps: *mut u64,
 ) -> ! {
     let fail = |msg: String| -> ! {
         eprintln!("reclaimlab-replayer[{}]: {msg}", h.procs[me].pid);
@@ -268,6 +290,7 @@ fn child_main(
         fail("cannot report ready".into());
     }
     // 3. Execute runs of records as the coordinator hands them out.
+    let mut own = 0u64;
     loop {
         let mut cmd = [0u8; 16];
         if !read_exact(cmd_r, &mut cmd) {
@@ -288,6 +311,11 @@ fn child_main(
                 }
                 fail(format!("record {i} is not mine"));
             }
+            if h.concurrent && own.is_multiple_of(PROGRESS_EVERY) {
+                // SAFETY: i < n, the shared stamp array has n + procs slots.
+                unsafe { *stamps.add(i) = monotonic_ns() };
+            }
+            own += 1;
             let page = r.page as usize;
             let addr = if r.is_anon() {
                 // SAFETY: page < anon_pages (checked by decode_plan).
@@ -339,9 +367,45 @@ fn child_main(
             // SAFETY: i < n, the shared result array has n bytes.
             unsafe { *results.add(i) = miss as u8 };
         }
+        if h.concurrent {
+            // SAFETY: slot n + me of the n + procs slots: this process's finish.
+            unsafe { *stamps.add(n + me) = monotonic_ns() };
+        }
         if !write_all(done_w, b"D") {
             // SAFETY: the coordinator is gone.
             unsafe { libc::_exit(0) };
+        }
+    }
+}
+
+/// The `progress` section: for each process, `pid P` and the microseconds since the go at
+/// which it began its own records 0, `PROGRESS_EVERY`, 2 × `PROGRESS_EVERY`, ..., then the one
+/// at which it finished its last (32 numbers a line, continued on lines of their own).
+fn print_progress(
+    out: &mut impl Write,
+    h: &PlanHeader,
+    rec_proc: impl Fn(usize) -> usize,
+    stamps: *const u64,
+    n: usize,
+    go_ns: u64,
+) {
+    let _ = writeln!(out, "=== progress ===");
+    let _ = writeln!(out, "every {PROGRESS_EVERY}");
+    // SAFETY: n + procs slots.
+    let st = unsafe { std::slice::from_raw_parts(stamps, n + h.procs.len()) };
+    let us = |t: u64| t.saturating_sub(go_ns) / 1000;
+    for (pi, p) in h.procs.iter().enumerate() {
+        let mut v: Vec<u64> = (0..n)
+            .filter(|&i| rec_proc(i) == pi && st[i] != 0)
+            .map(|i| us(st[i]))
+            .collect();
+        if st[n + pi] != 0 {
+            v.push(us(st[n + pi]));
+        }
+        for (k, chunk) in v.chunks(32).enumerate() {
+            let vals: Vec<String> = chunk.iter().map(|x| x.to_string()).collect();
+            let lead = if k == 0 { "pid" } else { "more" };
+            let _ = writeln!(out, "{lead} {} {}", p.pid, vals.join(" "));
         }
     }
 }
@@ -362,6 +426,11 @@ fn main() {
     let results = shared_region(n);
     // SAFETY: n bytes.
     unsafe { std::ptr::write_bytes(results, NOT_RUN, n) };
+    // One slot per record (set before every PROGRESS_EVERY-th of its process's own records)
+    // and one per process (its finish): zero means never stamped.
+    let stamps = shared_region((n + h.procs.len()) * 8) as *mut u64;
+    // SAFETY: the region has n + procs u64 slots.
+    unsafe { std::ptr::write_bytes(stamps, 0, n + h.procs.len()) };
     // SAFETY: ignoring SIGPIPE so a dead child shows as a failed write.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -407,7 +476,9 @@ fn main() {
                     libc::close(c.done_r);
                 }
             }
-            child_main(me, &h, records, results, data, cgroot, cmd[0], done[1]);
+            child_main(
+                me, &h, records, results, data, cgroot, cmd[0], done[1], stamps,
+            );
         }
         // SAFETY: closing the child's ends in the coordinator.
         unsafe {
@@ -435,6 +506,7 @@ fn main() {
         PlanRecord::from_bytes(unsafe { std::slice::from_raw_parts(records.add(i * 16), 16) })
             .proc_index()
     };
+    let go_ns = monotonic_ns();
     if h.concurrent {
         // The go: every process gets all its records, then all run in parallel.
         let mut cmd = [0u8; 16];
@@ -507,6 +579,21 @@ fn main() {
     for chunk in hex.as_bytes().chunks(128) {
         let _ = out.write_all(chunk);
         let _ = writeln!(out);
+    }
+    if h.concurrent {
+        print_progress(&mut out, &h, rec_proc, stamps, n, go_ns);
+        let _ = writeln!(out, "=== schedstat ===");
+        for (pi, c) in children.iter().enumerate() {
+            let s = read_text(&format!("/proc/{}/schedstat", c.pid)).unwrap_or_default();
+            let v: Vec<&str> = s.split_whitespace().collect();
+            if v.len() >= 3 {
+                let _ = writeln!(
+                    out,
+                    "pid {} run_ns {} wait_ns {} slices {}",
+                    h.procs[pi].pid, v[0], v[1], v[2]
+                );
+            }
+        }
     }
     let _ = out.flush();
     for c in &children {

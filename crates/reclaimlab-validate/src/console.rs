@@ -35,6 +35,21 @@ pub struct ProcReport {
     pub killed: bool,
 }
 
+/// How fast one process of a concurrent replay went (the replayer's `progress` and
+/// `schedstat` sections).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcProgress {
+    pub pid: u32,
+    /// Microseconds from the go to the start of its own records 0, `every`, 2 × `every`, ...,
+    /// and last to the end of its last record.
+    pub stamps_us: Vec<u64>,
+    /// `/proc/PID/schedstat` after the replay: on a CPU, waiting on a run queue (ns), and
+    /// time slices run.
+    pub run_ns: Option<u64>,
+    pub wait_ns: Option<u64>,
+    pub slices: Option<u64>,
+}
+
 /// Everything one boot printed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GuestReport {
@@ -57,6 +72,9 @@ pub struct GuestReport {
     pub missmap: String,
     pub exits: Vec<String>,
     pub elapsed_ms: u64,
+    /// A concurrent replay's progress stamps: one per `progress_every` records of a process.
+    pub progress_every: u64,
+    pub progress: Vec<ProcProgress>,
 }
 
 impl GuestReport {
@@ -126,14 +144,80 @@ pub fn sections(text: &str) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// The process `pid`'s progress entry, made if new.
+fn progress_of(r: &mut GuestReport, pid: u32) -> &mut ProcProgress {
+    if let Some(i) = r.progress.iter().position(|p| p.pid == pid) {
+        return &mut r.progress[i];
+    }
+    r.progress.push(ProcProgress {
+        pid,
+        ..ProcProgress::default()
+    });
+    r.progress.last_mut().expect("just pushed")
+}
+
+/// `every K`, then per process `pid P t t ...` continued by `more P t ...`: times that never
+/// go back.
+fn parse_progress(r: &mut GuestReport, body: &[String]) -> Result<(), String> {
+    for l in body {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        match f.as_slice() {
+            ["every", k] => r.progress_every = num(k, "progress")?,
+            [lead @ ("pid" | "more"), pid, ts @ ..] => {
+                let pid = num(pid, "progress")? as u32;
+                let p = progress_of(r, pid);
+                if (*lead == "pid") != p.stamps_us.is_empty() {
+                    return Err(format!("console: bad line '{l}' in progress"));
+                }
+                for t in ts {
+                    let t = num(t, "progress")?;
+                    if p.stamps_us.last().is_some_and(|&last| t < last) {
+                        return Err(format!("console: progress of pid {pid} goes back in time"));
+                    }
+                    p.stamps_us.push(t);
+                }
+            }
+            _ => return Err(format!("console: bad line '{l}' in progress")),
+        }
+    }
+    if r.progress_every == 0 && !r.progress.is_empty() {
+        return Err("console: progress without 'every'".into());
+    }
+    Ok(())
+}
+
+/// `pid P run_ns X wait_ns Y slices Z` per process.
+fn parse_schedstat(r: &mut GuestReport, body: &[String]) -> Result<(), String> {
+    for l in body {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let ["pid", pid, "run_ns", run, "wait_ns", wait, "slices", slices] = f.as_slice() else {
+            return Err(format!("console: bad line '{l}' in schedstat"));
+        };
+        let (run, wait, slices) = (
+            num(run, "schedstat")?,
+            num(wait, "schedstat")?,
+            num(slices, "schedstat")?,
+        );
+        let p = progress_of(r, num(pid, "schedstat")? as u32);
+        p.run_ns = Some(run);
+        p.wait_ns = Some(wait);
+        p.slices = Some(slices);
+    }
+    Ok(())
+}
+
+/// What a log without the guest's first section says: the kernel died (or hung) before
+/// `/init`, so nothing of the replay ran.
+pub const NEVER_REACHED_INIT: &str = "never reached /init";
+
 /// Parses a whole console log. A log that does not reach `replay end` is an error naming the
 /// last section seen (or the guest's own error message).
 pub fn parse_console(text: &str) -> Result<GuestReport, String> {
     let secs = sections(text);
     let Some(first) = secs.iter().position(|(n, _)| n == "reclaimlab guest v1") else {
-        return Err(
-            "console: no '=== reclaimlab guest v1 ===' line (the guest never reached /init)".into(),
-        );
+        return Err(format!(
+            "console: no '=== reclaimlab guest v1 ===' line (the guest {NEVER_REACHED_INIT})"
+        ));
     };
     let secs = &secs[first..];
     let mut r = GuestReport::default();
@@ -265,6 +349,8 @@ pub fn parse_console(text: &str) -> Result<GuestReport, String> {
                     r.missmap.push_str(t);
                 }
             }
+            "progress" => parse_progress(&mut r, body)?,
+            "schedstat" => parse_schedstat(&mut r, body)?,
             "exits" => r.exits = body.iter().map(|l| l.trim().to_string()).collect(),
             "replay end" => {
                 ended = true;

@@ -212,7 +212,9 @@ pub fn machine(spec: &MachineSpec, sizing: &Sizing, header: &TraceHeader) -> Mac
 
 /// Runs the model on a trace, with the guest's periodic flush of the memcg statistics as
 /// often per replay as in `kernel_runs` ([`guest_flush_period`]), averaged over
-/// [`FLUSH_PHASES`] phases of it ([`mean_of_runs`]).
+/// [`FLUSH_PHASES`] phases of it ([`mean_of_runs`]). When every kernel run recorded its
+/// processes' progress (the concurrent suite), the model runs once per boot, its records
+/// issued at that boot's times ([`crate::pace`]), and the mean is over boots and phases.
 #[allow(clippy::too_many_arguments)]
 pub fn run_model(
     name: &str,
@@ -225,22 +227,58 @@ pub fn run_model(
     kernel_runs: &[Counters],
 ) -> Result<RunResult, String> {
     let m = machine(spec, sizing, header);
-    let run =
-        |m: MachineConfig| run_model_on(name, m, spec.min_ttl_ms, header, records, kernel, mode);
-    let first = run(m.clone())?;
-    let Some(period) = guest_flush_period(first.sim_time_ns, kernel_runs) else {
-        return Ok(first);
+    let run = |m: MachineConfig, records: &[TraceRecord]| {
+        run_model_on(name, m, spec.min_ttl_ms, header, records, kernel, mode)
     };
-    // The guest's flushes fall at a phase of the replay that follows its boot: the kernel's
-    // mean is over boots with phases at random, the model's over FLUSH_PHASES phases.
-    let mut runs = Vec::with_capacity(FLUSH_PHASES as usize);
-    for k in 0..FLUSH_PHASES {
-        let mut mk = m.clone();
-        mk.memcg_stats_flush_ns = period;
-        mk.memcg_stats_first_flush_ns = Some(((2 * k + 1) * period / (2 * FLUSH_PHASES)).max(1));
-        runs.push(run(mk)?);
+    let first = run(m.clone(), records)?;
+    let paces: Option<Vec<_>> = kernel_runs.iter().map(crate::pace::of_run).collect();
+    let boots: Vec<(Vec<TraceRecord>, &Counters)> = match paces {
+        Some(p) if !p.is_empty() => p
+            .iter()
+            .zip(kernel_runs)
+            .map(|(p, k)| {
+                let paced = crate::pace::paced(records, p, first.sim_time_ns, k.sim_time_ns)?;
+                Ok((paced, k))
+            })
+            .collect::<Result<_, String>>()?,
+        _ => Vec::new(),
+    };
+    let mut runs = Vec::new();
+    if boots.is_empty() {
+        let Some(period) = guest_flush_period(first.sim_time_ns, kernel_runs) else {
+            return Ok(first);
+        };
+        for mk in flush_phases(&m, period) {
+            runs.push(run(mk, records)?);
+        }
+    } else {
+        // Each boot's own replay time sets its flush period in the model's time.
+        for (paced, k) in &boots {
+            let Some(period) = guest_flush_period(first.sim_time_ns, std::slice::from_ref(k))
+            else {
+                return Err("pace: a boot without a replay time".into());
+            };
+            for mk in flush_phases(&m, period) {
+                runs.push(run(mk, paced)?);
+            }
+        }
     }
     mean_of_runs(&runs)
+}
+
+/// The machine `m` with the guest's flush period and the first flush at each of
+/// [`FLUSH_PHASES`] phases: the guest's flushes fall at a phase of the replay that follows its
+/// boot, so the kernel's mean is over boots with phases at random.
+fn flush_phases(m: &MachineConfig, period: u64) -> Vec<MachineConfig> {
+    (0..FLUSH_PHASES)
+        .map(|k| {
+            let mut mk = m.clone();
+            mk.memcg_stats_flush_ns = period;
+            mk.memcg_stats_first_flush_ns =
+                Some(((2 * k + 1) * period / (2 * FLUSH_PHASES)).max(1));
+            mk
+        })
+        .collect()
 }
 
 /// How many phases of the guest's memcg statistics flush the model is averaged over: the

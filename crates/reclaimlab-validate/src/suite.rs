@@ -402,8 +402,9 @@ fn smp_spec(limits: &[(&str, u64)], zram_mib: Option<u64>, cpus: u32) -> Machine
 }
 
 /// The `smp2` suite: two vCPUs (multi-threaded TCG) and concurrent processes, so reclaimers run
-/// concurrently in one memcg (issue 11, part 5). Records carry no times: in the model every
-/// process runs back to back on its own simulated CPU, as the simulator schedules its tasks.
+/// concurrently in one memcg (issue 11, part 5). Records carry no times: in the guest every
+/// process runs its records as fast as it can. The replayer records how fast each went, and the
+/// model issues each boot's records at that boot's times, scaled to its own ([`crate::pace`]).
 pub fn smp2() -> Vec<Workload> {
     vec![
         Workload {

@@ -1,0 +1,223 @@
+//! Pacing the model by a concurrent boot's recorded progress.
+//!
+//! The emulated guest's CPUs are tens of times slower than its disk and than the model's
+//! machine, so its concurrent processes are CPU-bound: two or three of them share two vCPUs
+//! (and the host's cores) and progress at uneven, changing rates, which changes what they miss
+//! (a process that runs alone has the memcg to itself). The model's processes, on its own
+//! machine's costs, are I/O-bound and progress evenly. The replayer stamps each process's
+//! progress (`progress` section: the time before every `every`-th of its records and after its
+//! last); the harness gives the model each boot's stamps as issue times of the records, scaled
+//! to the model's time, so that the model's processes go at the guest's relative rates
+//! (`workload::replay`: a record waits for its time, then runs as soon as its process is free).
+//! README, "Validation against real kernels" ("Concurrent suite").
+
+use crate::console::GuestReport;
+use crate::fidelity::Counters;
+use reclaimlab::access::TraceRecord;
+use std::collections::BTreeMap;
+
+/// One boot's progress: per plan pid, the microseconds since the go at which the process began
+/// its own records 0, `every`, 2 × `every`, ... and, last, finished.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BootProgress {
+    pub every: u64,
+    pub stamps_us: BTreeMap<u32, Vec<u64>>,
+}
+
+/// Keys of the progress kept in a kernel run's thread (its JSON, `Counters::threads`).
+const EVERY_KEY: &str = "progress_every";
+const STAMPS_KEY: &str = "progress_us";
+
+/// Puts a boot's progress and schedstat into the threads of its run (matched by pid), where
+/// `--remodel` finds them again.
+pub fn attach(run: &mut Counters, rep: &GuestReport) {
+    for t in &mut run.threads {
+        let Some(pid) = t.get("pid").and_then(|v| v.as_u64()) else {
+            continue;
+        };
+        let Some(p) = rep.progress.iter().find(|p| p.pid as u64 == pid) else {
+            continue;
+        };
+        let Some(o) = t.as_object_mut() else { continue };
+        if !p.stamps_us.is_empty() {
+            o.insert(EVERY_KEY.into(), rep.progress_every.into());
+            o.insert(STAMPS_KEY.into(), p.stamps_us.clone().into());
+        }
+        for (k, v) in [
+            ("sched_run_ns", p.run_ns),
+            ("sched_wait_ns", p.wait_ns),
+            ("sched_slices", p.slices),
+        ] {
+            if let Some(v) = v {
+                o.insert(k.into(), v.into());
+            }
+        }
+    }
+}
+
+/// The progress saved in a kernel run, if every thread has some.
+pub fn of_run(run: &Counters) -> Option<BootProgress> {
+    let mut every = None;
+    let mut stamps_us = BTreeMap::new();
+    for t in &run.threads {
+        let pid = t.get("pid")?.as_u64()? as u32;
+        let e = t.get(EVERY_KEY)?.as_u64()?;
+        if e == 0 || every.is_some_and(|x| x != e) {
+            return None;
+        }
+        every = Some(e);
+        let v: Vec<u64> = t
+            .get(STAMPS_KEY)?
+            .as_array()?
+            .iter()
+            .map(|x| x.as_u64())
+            .collect::<Option<_>>()?;
+        stamps_us.insert(pid, v);
+    }
+    Some(BootProgress {
+        every: every?,
+        stamps_us,
+    })
+}
+
+/// The guest's time (µs since the go) at which a process began its own record `k` of `n`:
+/// linear between the stamps around it (`stamps[j]` at record j × every, the last stamp at
+/// record n, its end).
+fn guest_time_us(stamps: &[u64], every: u64, k: u64, n: u64) -> u64 {
+    let j = (k / every) as usize;
+    let at = |i: usize| -> (u64, u64) {
+        if i + 1 < stamps.len() {
+            (i as u64 * every, stamps[i])
+        } else {
+            (n, *stamps.last().unwrap_or(&0))
+        }
+    };
+    let (k0, t0) = at(j);
+    let (k1, t1) = at(j + 1);
+    if k1 <= k0 || k <= k0 {
+        return t0;
+    }
+    t0 + ((t1.saturating_sub(t0)) as u128 * (k - k0) as u128 / (k1 - k0) as u128) as u64
+}
+
+/// `records` with each one's issue time set from the boot's progress: the guest's time of the
+/// record × `model_ns` / `guest_ns` (the boot's replay time in the model's time). Err if the
+/// progress does not cover the records (a process without stamps, or fewer stamps than its
+/// records need).
+pub fn paced(
+    records: &[TraceRecord],
+    p: &BootProgress,
+    model_ns: u64,
+    guest_ns: u64,
+) -> Result<Vec<TraceRecord>, String> {
+    if guest_ns == 0 {
+        return Err("pace: the boot has no replay time".into());
+    }
+    let mut own: BTreeMap<u32, u64> = BTreeMap::new();
+    for r in records {
+        *own.entry(r.pid).or_default() += 1;
+    }
+    for (pid, &n) in &own {
+        let s = p
+            .stamps_us
+            .get(pid)
+            .ok_or_else(|| format!("pace: no progress for pid {pid}"))?;
+        // Stamps at records 0, every, ..., below n, then the end.
+        if s.len() as u64 != n.div_ceil(p.every) + 1 {
+            return Err(format!(
+                "pace: pid {pid} has {} progress stamps for {n} records (every {})",
+                s.len(),
+                p.every
+            ));
+        }
+    }
+    let mut seen: BTreeMap<u32, u64> = BTreeMap::new();
+    Ok(records
+        .iter()
+        .map(|r| {
+            let k = seen.entry(r.pid).or_default();
+            let t_us = guest_time_us(&p.stamps_us[&r.pid], p.every, *k, own[&r.pid]);
+            *k += 1;
+            let time_ns = t_us as u128 * 1000 * model_ns as u128 / guest_ns as u128;
+            TraceRecord {
+                time_ns: time_ns.min(u64::MAX as u128) as u64,
+                ..*r
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reclaimlab::access::{Op, PageRef, Via};
+
+    fn rec(pid: u32) -> TraceRecord {
+        TraceRecord::new(
+            0,
+            pid,
+            1,
+            PageRef::File { file: 0, page: 0 },
+            Op::Read,
+            Via::Fd,
+        )
+    }
+
+    /// Between stamps the time is linear; the last partial run of records ends at the
+    /// process's finish.
+    #[test]
+    fn guest_time_interpolates_between_stamps_and_ends_at_the_finish() {
+        // 10 records, stamps every 4: records 0, 4, 8 and the end (record 10).
+        let s = [0, 400, 1200, 2000];
+        assert_eq!(guest_time_us(&s, 4, 0, 10), 0);
+        assert_eq!(guest_time_us(&s, 4, 2, 10), 200);
+        assert_eq!(guest_time_us(&s, 4, 4, 10), 400);
+        assert_eq!(guest_time_us(&s, 4, 6, 10), 800);
+        assert_eq!(guest_time_us(&s, 4, 9, 10), 1600);
+    }
+
+    /// Two processes, one twice as slow in the guest: its records are issued twice as far
+    /// apart, scaled from the guest's µs to the model's ns by model/guest time.
+    #[test]
+    fn records_are_issued_at_the_guest_times_scaled_to_the_model() {
+        let records: Vec<TraceRecord> = (0..8).map(|i| rec(1 + i % 2)).collect();
+        let p = BootProgress {
+            every: 2,
+            stamps_us: BTreeMap::from([(1, vec![0, 100, 200]), (2, vec![0, 200, 400])]),
+        };
+        // Guest 400 µs = 400,000 ns; model 4,000 ns: 1 guest µs is 10 model ns.
+        let out = paced(&records, &p, 4_000, 400_000).unwrap();
+        let times: Vec<(u32, u64)> = out.iter().map(|r| (r.pid, r.time_ns)).collect();
+        assert_eq!(
+            times,
+            vec![
+                (1, 0),
+                (2, 0),
+                (1, 500),
+                (2, 1000),
+                (1, 1000),
+                (2, 2000),
+                (1, 1500),
+                (2, 3000)
+            ]
+        );
+    }
+
+    #[test]
+    fn progress_that_does_not_cover_the_records_is_refused() {
+        let records: Vec<TraceRecord> = (0..8).map(|i| rec(1 + i % 2)).collect();
+        let short = BootProgress {
+            every: 2,
+            stamps_us: BTreeMap::from([(1, vec![0, 100]), (2, vec![0, 200, 400])]),
+        };
+        assert!(paced(&records, &short, 1, 1).unwrap_err().contains("pid 1"));
+        let missing = BootProgress {
+            every: 2,
+            stamps_us: BTreeMap::from([(1, vec![0, 100, 200])]),
+        };
+        assert!(paced(&records, &missing, 1, 1)
+            .unwrap_err()
+            .contains("no progress for pid 2"));
+        assert!(paced(&records, &short, 1, 0).is_err());
+    }
+}

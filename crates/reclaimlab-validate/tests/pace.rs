@@ -1,0 +1,100 @@
+//! A concurrent boot's recorded progress, and the model paced by it (crate::pace): these run
+//! in CI, on a recorded console log (no boot).
+
+use reclaimlab::access::TraceRecord;
+use reclaimlab_validate::console::{parse_console, to_run_result};
+use reclaimlab_validate::fidelity::Counters;
+use reclaimlab_validate::guest::{build_plan, Mode};
+use reclaimlab_validate::packages::KernelKey;
+use reclaimlab_validate::{model, pace, suite};
+
+/// buffered-writers-3p on 6.1 with MGLRU, 2 vCPUs, on an idle host: the three writers went at
+/// about the same rate (finished at 2.97, 2.86 and 3.12 s).
+const WRITERS_61: &str = include_str!("fixtures/buffered-writers-3p-6.1-mglru-1.log");
+
+#[test]
+fn a_concurrent_log_carries_each_processs_progress_and_schedstat() {
+    let r = parse_console(WRITERS_61).unwrap();
+    assert_eq!(r.progress_every, 32);
+    assert_eq!(r.progress.len(), 3);
+    for p in &r.progress {
+        // Records 0, 32, ..., 34,976 of its 35,000, and its end.
+        assert_eq!(p.stamps_us.len(), 35_000usize.div_ceil(32) + 1);
+        assert!(p.stamps_us.windows(2).all(|w| w[0] <= w[1]));
+        // elapsed_ms is truncated to the millisecond.
+        assert!(*p.stamps_us.last().unwrap() < (r.elapsed_ms + 1) * 1000);
+        let (run, wait) = (p.run_ns.unwrap(), p.wait_ns.unwrap());
+        // CPU-bound on two vCPUs shared by three: on a CPU about 40% of the replay, waiting
+        // for one about a quarter of it.
+        assert!(run > r.elapsed_ms * 1_000_000 / 4, "run {run}");
+        assert!(wait > r.elapsed_ms * 1_000_000 / 8, "wait {wait}");
+    }
+    let bad = WRITERS_61.replacen("pid 1 431 ", "pid 1 99999999 ", 1);
+    assert!(parse_console(&bad).unwrap_err().contains("back in time"));
+    let bad = WRITERS_61.replacen("pid 1 run_ns", "pid 1 ran", 1);
+    assert!(parse_console(&bad).unwrap_err().contains("schedstat"));
+}
+
+/// The run saved with its progress paces the model, and the model then lands within 2% of the
+/// boot's misses (25,325).
+#[test]
+fn the_model_paced_by_a_boot_matches_it() {
+    let w = suite::workload("buffered-writers-3p").unwrap();
+    let (h, recs) = w.trace();
+    let (_, plan) = build_plan(&h, &recs).unwrap();
+    let rep = parse_console(WRITERS_61).unwrap();
+    let mut run = Counters::of(&to_run_result(&rep, w.name, "kernel 6.1 mglru", &plan));
+    pace::attach(&mut run, &rep);
+    let p = pace::of_run(&run).expect("every thread has its progress");
+    assert_eq!(p.stamps_us.keys().copied().collect::<Vec<_>>(), [1, 2, 3]);
+    let s = model::sizing(&w.machine, std::slice::from_ref(&rep)).unwrap();
+    let m = model::run_model(
+        w.name,
+        &w.machine,
+        &s,
+        &h,
+        &recs,
+        KernelKey::V6_1,
+        Mode::Mglru,
+        std::slice::from_ref(&run),
+    )
+    .unwrap();
+    assert_eq!(run.misses, 25_325);
+    let err = (m.misses as f64 - 25_325.0) / 25_325.0;
+    assert!(err.abs() < 0.02, "model {} vs kernel 25325", m.misses);
+}
+
+/// Why pacing matters: when one of the three writers goes at half the others' rate, the
+/// other two finish first and it has the memcg to itself for the rest of its run, so the
+/// model misses fewer pages in all than with the three going evenly (by 1.6k of 25.5k).
+#[test]
+fn a_writer_that_lags_the_others_lowers_the_misses() {
+    let w = suite::workload("buffered-writers-3p").unwrap();
+    let (h, recs) = w.trace();
+    let rep = parse_console(WRITERS_61).unwrap();
+    let s = model::sizing(&w.machine, std::slice::from_ref(&rep)).unwrap();
+    let at_rates = |ns_per_record: [u64; 3]| -> u64 {
+        let mut own = [0u64; 3];
+        let paced: Vec<TraceRecord> = recs
+            .iter()
+            .map(|r| {
+                let p = r.pid as usize - 1;
+                own[p] += 1;
+                TraceRecord {
+                    time_ns: (own[p] - 1) * ns_per_record[p],
+                    ..*r
+                }
+            })
+            .collect();
+        let m = model::machine(&w.machine, &s, &h);
+        model::run_model_on(w.name, m, 0, &h, &paced, KernelKey::V6_1, Mode::Mglru)
+            .unwrap()
+            .misses
+    };
+    let even = at_rates([8_000, 8_000, 8_000]);
+    let one_lags = at_rates([8_000, 8_000, 16_000]);
+    assert!(
+        one_lags + 1_000 < even,
+        "misses with one writer at half rate {one_lags}, all even {even}"
+    );
+}
