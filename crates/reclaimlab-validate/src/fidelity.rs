@@ -508,9 +508,10 @@ fn concurrent_markdown(s: &mut String, cells: &[Cell]) {
     let _ = writeln!(
         s,
         "\n## Concurrent criteria\n\nCells with more than one vCPU (the guest on multi-threaded \
-         TCG, its clock from host time; the model with as many CPUs, once per boot with its \
-         records issued at the times that boot's processes reached them, scaled to the model's \
-         time, when the boots recorded them): misses within 2% of the kernel mean; pgscan, pgsteal and workingset_refault_* within 10% or inside the kernel's \
+         TCG, its clock from host time; the model with as many CPUs and, when the boots \
+         recorded their processes' progress, once per boot on that boot's clock, its records \
+         issued at the times the boot's processes reached them): misses within 2% of the \
+         kernel mean; pgscan, pgsteal and workingset_refault_* within 10% or inside the kernel's \
          min..max over boots; OOM kills equal to every boot's. {passed} of {} cells meet every \
          criterion.\n",
         cell_keys.len()

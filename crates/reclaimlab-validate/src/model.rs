@@ -213,8 +213,9 @@ pub fn machine(spec: &MachineSpec, sizing: &Sizing, header: &TraceHeader) -> Mac
 /// Runs the model on a trace, with the guest's periodic flush of the memcg statistics as
 /// often per replay as in `kernel_runs` ([`guest_flush_period`]), averaged over
 /// [`FLUSH_PHASES`] phases of it ([`mean_of_runs`]). When every kernel run recorded its
-/// processes' progress (the concurrent suite), the model runs once per boot, its records
-/// issued at that boot's times ([`crate::pace`]), and the mean is over boots and phases.
+/// processes' progress (the concurrent suite), the model replays each boot on that boot's
+/// clock instead: its records issued at the boot's times ([`crate::pace`]) and the flush every
+/// `FLUSH_TIME`, as in the guest; the mean is over boots and phases.
 #[allow(clippy::too_many_arguments)]
 pub fn run_model(
     name: &str,
@@ -230,36 +231,24 @@ pub fn run_model(
     let run = |m: MachineConfig, records: &[TraceRecord]| {
         run_model_on(name, m, spec.min_ttl_ms, header, records, kernel, mode)
     };
-    let first = run(m.clone(), records)?;
     let paces: Option<Vec<_>> = kernel_runs.iter().map(crate::pace::of_run).collect();
-    let boots: Vec<(Vec<TraceRecord>, &Counters)> = match paces {
-        Some(p) if !p.is_empty() => p
-            .iter()
-            .zip(kernel_runs)
-            .map(|(p, k)| {
-                let paced = crate::pace::paced(records, p, first.sim_time_ns, k.sim_time_ns)?;
-                Ok((paced, k))
-            })
-            .collect::<Result<_, String>>()?,
-        _ => Vec::new(),
-    };
     let mut runs = Vec::new();
-    if boots.is_empty() {
-        let Some(period) = guest_flush_period(first.sim_time_ns, kernel_runs) else {
-            return Ok(first);
-        };
-        for mk in flush_phases(&m, period) {
-            runs.push(run(mk, records)?);
+    match paces {
+        Some(p) if !p.is_empty() => {
+            for boot in &p {
+                let paced = crate::pace::paced(records, boot)?;
+                for mk in flush_phases(&m, FLUSH_TIME_NS) {
+                    runs.push(run(mk, &paced)?);
+                }
+            }
         }
-    } else {
-        // Each boot's own replay time sets its flush period in the model's time.
-        for (paced, k) in &boots {
-            let Some(period) = guest_flush_period(first.sim_time_ns, std::slice::from_ref(k))
-            else {
-                return Err("pace: a boot without a replay time".into());
+        _ => {
+            let first = run(m.clone(), records)?;
+            let Some(period) = guest_flush_period(first.sim_time_ns, kernel_runs) else {
+                return Ok(first);
             };
             for mk in flush_phases(&m, period) {
-                runs.push(run(mk, paced)?);
+                runs.push(run(mk, records)?);
             }
         }
     }

@@ -404,7 +404,8 @@ fn smp_spec(limits: &[(&str, u64)], zram_mib: Option<u64>, cpus: u32) -> Machine
 /// The `smp2` suite: two vCPUs (multi-threaded TCG) and concurrent processes, so reclaimers run
 /// concurrently in one memcg (issue 11, part 5). Records carry no times: in the guest every
 /// process runs its records as fast as it can. The replayer records how fast each went, and the
-/// model issues each boot's records at that boot's times, scaled to its own ([`crate::pace`]).
+/// model replays each boot on that boot's clock, its records issued at the boot's times
+/// ([`crate::pace`]).
 pub fn smp2() -> Vec<Workload> {
     vec![
         Workload {
