@@ -33,8 +33,8 @@
 //! Output sections, each starting with a line `=== NAME ===`: `replay config`, `meminfo before`,
 //! `vmstat before`, `memcg PATH before` (one per memcg and ancestor), `lru_gen before`, then
 //! after the replay the same `... after` sections, `misses` (per process), `missmap` (one bit per
-//! record, hex), for a concurrent plan `progress` and `schedstat`, and `replay end`. `vmstat` is read after writing `/proc/sys/vm/stat_refresh`
-//! (per-CPU node counters folded).
+//! record, hex), for a concurrent plan `progress` and `schedstat`, and `replay end`. `vmstat` is
+//! read after writing `/proc/sys/vm/stat_refresh` (per-CPU node counters folded).
 
 use reclaimlab_replayer::{decode_plan, memcg_tree, missmap_hex, PlanHeader, PlanRecord};
 use std::ffi::CString;

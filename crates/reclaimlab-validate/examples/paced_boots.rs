@@ -10,7 +10,7 @@
 //!     validation/results/2026-11-27-smp2 anon-file-2p 6.12 mglru [METRIC]
 //! ```
 use reclaimlab_validate::fidelity::{metric, Counters};
-use reclaimlab_validate::{find_cell, load_cells, model, suite};
+use reclaimlab_validate::{find_cell, load_cells, model, pace, suite};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,12 +29,7 @@ fn main() {
         metric(&Counters::of(&res), &c.memcg, name)
     };
     for (b, k) in c.kernel_runs.iter().enumerate() {
-        let mut unpaced = k.clone();
-        for t in &mut unpaced.threads {
-            if let Some(o) = t.as_object_mut() {
-                o.remove("progress_us");
-            }
-        }
+        let unpaced = pace::without_progress(k);
         let kv = metric(k, &c.memcg, name);
         let paced = model_of(std::slice::from_ref(k));
         let free = model_of(std::slice::from_ref(&unpaced));

@@ -58,6 +58,17 @@ pub fn attach(run: &mut Counters, rep: &GuestReport) {
     }
 }
 
+/// A copy of `run` without its progress stamps: the model replays it unpaced.
+pub fn without_progress(run: &Counters) -> Counters {
+    let mut r = run.clone();
+    for t in &mut r.threads {
+        if let Some(o) = t.as_object_mut() {
+            o.remove(STAMPS_KEY);
+        }
+    }
+    r
+}
+
 /// The progress saved in a kernel run, if every thread has some.
 pub fn of_run(run: &Counters) -> Option<BootProgress> {
     let mut every = None;

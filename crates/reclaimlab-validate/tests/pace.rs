@@ -2,7 +2,7 @@
 //! in CI, on a recorded console log (no boot).
 
 use reclaimlab::access::TraceRecord;
-use reclaimlab_validate::console::{parse_console, to_run_result};
+use reclaimlab_validate::console::{parse_console, to_run_result, GuestReport};
 use reclaimlab_validate::fidelity::Counters;
 use reclaimlab_validate::guest::{build_plan, Mode};
 use reclaimlab_validate::packages::KernelKey;
@@ -35,16 +35,24 @@ fn a_concurrent_log_carries_each_processs_progress_and_schedstat() {
     assert!(parse_console(&bad).unwrap_err().contains("schedstat"));
 }
 
+/// A recorded boot of `workload` as the harness saves it: its report and its run with the
+/// progress attached (`run_cell`).
+fn recorded(workload: &suite::Workload, log: &str, label: &str) -> (GuestReport, Counters) {
+    let (h, recs) = workload.trace();
+    let (_, plan) = build_plan(&h, &recs).unwrap();
+    let rep = parse_console(log).unwrap();
+    let mut run = Counters::of(&to_run_result(&rep, workload.name, label, &plan));
+    pace::attach(&mut run, &rep);
+    (rep, run)
+}
+
 /// The run saved with its progress paces the model, and the model then lands within 2% of the
 /// boot's misses (25,325).
 #[test]
 fn the_model_paced_by_a_boot_matches_it() {
     let w = suite::workload("buffered-writers-3p").unwrap();
     let (h, recs) = w.trace();
-    let (_, plan) = build_plan(&h, &recs).unwrap();
-    let rep = parse_console(WRITERS_61).unwrap();
-    let mut run = Counters::of(&to_run_result(&rep, w.name, "kernel 6.1 mglru", &plan));
-    pace::attach(&mut run, &rep);
+    let (rep, run) = recorded(&w, WRITERS_61, "kernel 6.1 mglru");
     let p = pace::of_run(&run).expect("every thread has its progress");
     assert_eq!(p.stamps_us.keys().copied().collect::<Vec<_>>(), [1, 2, 3]);
     let s = model::sizing(&w.machine, std::slice::from_ref(&rep)).unwrap();
@@ -112,10 +120,7 @@ const ANON_FILE_612: &str = include_str!("fixtures/anon-file-2p-6.12-mglru-4.log
 fn replayed_on_the_boots_clock_the_model_swaps_out_what_that_boot_did() {
     let w = suite::workload("anon-file-2p").unwrap();
     let (h, recs) = w.trace();
-    let (_, plan) = build_plan(&h, &recs).unwrap();
-    let rep = parse_console(ANON_FILE_612).unwrap();
-    let mut run = Counters::of(&to_run_result(&rep, w.name, "kernel 6.12 mglru", &plan));
-    pace::attach(&mut run, &rep);
+    let (rep, run) = recorded(&w, ANON_FILE_612, "kernel 6.12 mglru");
     assert_eq!(run.misses, 23_582);
     assert_eq!(run.vmstat["pswpout"], 1_946);
     let s = model::sizing(&w.machine, std::slice::from_ref(&rep)).unwrap();
@@ -140,11 +145,7 @@ fn replayed_on_the_boots_clock_the_model_swaps_out_what_that_boot_did() {
         (1_500..2_500).contains(&swapped),
         "paced model swapped {swapped}"
     );
-    let mut unpaced = run.clone();
-    for t in &mut unpaced.threads {
-        t.as_object_mut().unwrap().remove("progress_us");
-    }
-    let free = model_of(std::slice::from_ref(&unpaced));
+    let free = model_of(&[pace::without_progress(&run)]);
     assert!(
         free.vmstat["pswpout"] > 6_000,
         "{:?}",
