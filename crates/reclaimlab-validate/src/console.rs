@@ -75,6 +75,14 @@ pub struct GuestReport {
     /// A concurrent replay's progress stamps: one per `progress_every` records of a process.
     pub progress_every: u64,
     pub progress: Vec<ProcProgress>,
+    /// The replay's go on CLOCK_MONOTONIC (ns; `replay end`, `go_ns`).
+    #[serde(default)]
+    pub go_ns: Option<u64>,
+    /// The kernel's periodic memcg statistics flushes (`flush_memcg_stats_dwork`) on
+    /// CLOCK_MONOTONIC (ns), from the init's function trace (`memcg flushes`); None when the
+    /// guest did not trace them.
+    #[serde(default)]
+    pub memcg_flush_ns: Option<Vec<u64>>,
 }
 
 impl GuestReport {
@@ -186,6 +194,37 @@ fn parse_progress(r: &mut GuestReport, body: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// `trace on` then `t SECONDS.MICROSECONDS` per flush in time order, or `trace off` (the
+/// kernel could not trace `flush_memcg_stats_dwork`).
+fn parse_memcg_flushes(r: &mut GuestReport, body: &[String]) -> Result<(), String> {
+    let bad = |l: &str| format!("console: bad line '{l}' in memcg flushes");
+    for l in body {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        match f.as_slice() {
+            ["trace", "on"] => r.memcg_flush_ns = Some(Vec::new()),
+            ["trace", "off"] => r.memcg_flush_ns = None,
+            ["t", t] => {
+                let (secs, us) = t.split_once('.').ok_or_else(|| bad(l))?;
+                if us.len() != 6 {
+                    return Err(bad(l));
+                }
+                let us = num(us, "memcg flushes")? * 1000;
+                let ns = num(secs, "memcg flushes")?
+                    .checked_mul(1_000_000_000)
+                    .and_then(|s| s.checked_add(us))
+                    .ok_or_else(|| bad(l))?;
+                let v = r.memcg_flush_ns.as_mut().ok_or_else(|| bad(l))?;
+                if v.last().is_some_and(|&last| ns < last) {
+                    return Err("console: memcg flushes go back in time".into());
+                }
+                v.push(ns);
+            }
+            _ => return Err(bad(l)),
+        }
+    }
+    Ok(())
+}
+
 /// `pid P run_ns X wait_ns Y slices Z` per process.
 fn parse_schedstat(r: &mut GuestReport, body: &[String]) -> Result<(), String> {
     for l in body {
@@ -209,6 +248,17 @@ fn parse_schedstat(r: &mut GuestReport, body: &[String]) -> Result<(), String> {
 /// What a log without the guest's first section says: the kernel died (or hung) before
 /// `/init`, so nothing of the replay ran.
 pub const NEVER_REACHED_INIT: &str = "never reached /init";
+
+/// What a failed boot's error adds when its kernel died of an `int3` trap in kernel text: a
+/// breakpoint that live code patching (`text_poke_bp`: static branches, ftrace) left for the
+/// other CPUs, which multi-threaded TCG can execute after the patch is over.
+pub const INT3_OOPS: &str = "int3 oops, a live-patching race of the emulator";
+
+/// Whether a console log shows an `int3` oops (`Oops: int3: ...`).
+pub fn int3_oops(text: &str) -> bool {
+    text.lines()
+        .any(|l| l.contains("] Oops: int3") || l.starts_with("Oops: int3"))
+}
 
 /// Parses a whole console log. A log that does not reach `replay end` is an error naming the
 /// last section seen (or the guest's own error message).
@@ -285,6 +335,7 @@ pub fn parse_console(text: &str) -> Result<GuestReport, String> {
                     r.meminfo_after = m;
                 }
             }
+            "memcg flushes" => parse_memcg_flushes(&mut r, body)?,
             n if n.starts_with("memcg ") => {
                 let rest = &n["memcg ".len()..];
                 let (path, when) = rest
@@ -357,6 +408,9 @@ pub fn parse_console(text: &str) -> Result<GuestReport, String> {
                 for l in body {
                     if let Some(v) = l.strip_prefix("elapsed_ms ") {
                         r.elapsed_ms = num(v, "replay end")?;
+                    }
+                    if let Some(v) = l.strip_prefix("go_ns ") {
+                        r.go_ns = Some(num(v, "replay end")?);
                     }
                 }
             }

@@ -28,6 +28,10 @@ pub struct Counters {
     pub memcgs: Vec<MemcgResult>,
     pub threads: Vec<serde_json::Value>,
     pub lru_gen: Option<String>,
+    /// A concurrent boot's periodic memcg statistics flushes, in µs from the go (negative:
+    /// before it), when its guest traced them (`crate::pace::attach`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memcg_flush_us: Option<Vec<i64>>,
 }
 
 impl Counters {

@@ -165,8 +165,11 @@ pub use reclaimlab_replayer::memcg_tree;
 pub fn kernel_cmdline() -> &'static str {
     // loglevel=1 keeps kernel messages (OOM reports) out of the sections; THP and zswap off;
     // init_on_alloc=0 and mitigations=off only make TCG faster.
+    // The function tracer on the memcg statistics flush, on CLOCK_MONOTONIC, 16 KiB a CPU
+    // (TRACE_MEMCG_FLUSHES).
     "console=ttyS0 loglevel=1 panic=-1 transparent_hugepage=never zswap.enabled=0 \
-     init_on_alloc=0 mitigations=off rdinit=/init"
+     init_on_alloc=0 mitigations=off ftrace=function ftrace_filter=flush_memcg_stats_dwork \
+     trace_clock=mono trace_buf_size=16K rdinit=/init"
 }
 
 /// The guest's `/init`: mounts, modules, the data disk, the reclaim settings, zram, memcgs,
@@ -270,13 +273,42 @@ pub fn init_script(
             "echo \"memory.max {m} $(cat /sys/fs/cgroup{m}/memory.max)\"\n"
         ));
     }
+    s.push_str(TRACE_MEMCG_FLUSHES);
     s.push_str(
-        "/bin/reclaimlab-replayer /plan.bin /data /sys/fs/cgroup || echo \"replayer exit $?\"\n\
-         echo \"=== guest done ===\"\n\
+        "/bin/reclaimlab-replayer /plan.bin /data /sys/fs/cgroup || echo \"replayer exit $?\"\n",
+    );
+    s.push_str(PRINT_MEMCG_FLUSHES);
+    s.push_str(
+        "echo \"=== guest done ===\"\n\
          poweroff -f\n",
     );
     s
 }
+
+/// The guest traces the kernel's periodic memcg statistics flush
+/// (`flush_memcg_stats_dwork`, every `FLUSH_TIME` on a deferrable timer queued when the root
+/// memcg comes online) with the function tracer on CLOCK_MONOTONIC, so the harness can place
+/// the boot's own flushes in its replay (`crate::pace::flush_schedule`): from 6.8 on, reclaim
+/// reads memcg statistics as of the last flush, and where the flushes fall in a replay of a
+/// few seconds moves its swap-out by tens of percent. The tracer is started from the command
+/// line ([`kernel_cmdline`]), in `start_kernel` while one CPU runs, so that turning it on
+/// patches no live code under the second vCPU (multi-threaded TCG can run a stale `int3`
+/// after a patch: `BOOT_RETRIES` in lib.rs). The init only checks that the tracer, its filter
+/// and its clock are the ones asked for, and prints `trace off` otherwise.
+const TRACE_MEMCG_FLUSHES: &str = "T=/sys/kernel/debug/tracing\n\
+     FLUSH_TRACE=off\n\
+     if [ \"$(cat $T/current_tracer)\" = function ] \\\n\
+        && [ \"$(cat $T/set_ftrace_filter)\" = flush_memcg_stats_dwork ] \\\n\
+        && awk '/\\[mono\\]/ { ok = 1 } END { exit !ok }' $T/trace_clock; then FLUSH_TRACE=on; fi \
+     2> /dev/null\n";
+
+/// The `memcg flushes` section: `trace on` and `t SECONDS.MICROSECONDS` per traced flush, or
+/// `trace off`.
+const PRINT_MEMCG_FLUSHES: &str = "echo \"=== memcg flushes ===\"\n\
+     echo \"trace $FLUSH_TRACE\"\n\
+     [ $FLUSH_TRACE = on ] && awk '/flush_memcg_stats_dwork/ \\\n\
+        { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\\.[0-9]+:$/) print \"t\", substr($i, 1, length($i) - 1) }' \\\n\
+        $T/trace\n";
 
 // ---------------------------------------------------------------------------------------------
 // cpio (newc)
@@ -698,6 +730,20 @@ mod tests {
             &memcgs,
         );
         assert!(smp.contains("echo \"cpus $(awk"));
+        // The memcg flushes are traced before the replayer and printed after it.
+        let (trace, replay, print) = (
+            smp.find("= flush_memcg_stats_dwork ]").unwrap(),
+            smp.find("/bin/reclaimlab-replayer").unwrap(),
+            smp.find("=== memcg flushes ===").unwrap(),
+        );
+        assert!(trace < replay && replay < print);
+        // The script is valid sh (where the host has one).
+        if let Ok(o) = std::process::Command::new("sh")
+            .args(["-n", "-c", &smp])
+            .output()
+        {
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
         // The readahead suite's kernel defaults reach the script, in place of the off values.
         let ra_spec = MachineSpec {
             read_ahead_kb: 128,
@@ -735,6 +781,7 @@ mod tests {
         assert!(c.contains("echo 0 > /sys/kernel/mm/lru_gen/enabled"));
         assert!(!c.contains("zram"));
         assert!(kernel_cmdline().contains("transparent_hugepage=never"));
+        assert!(kernel_cmdline().contains("ftrace_filter=flush_memcg_stats_dwork"));
     }
 
     #[test]

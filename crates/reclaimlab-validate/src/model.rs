@@ -210,12 +210,15 @@ pub fn machine(spec: &MachineSpec, sizing: &Sizing, header: &TraceHeader) -> Mac
     m
 }
 
-/// Runs the model on a trace, with the guest's periodic flush of the memcg statistics as
-/// often per replay as in `kernel_runs` ([`guest_flush_period`]), averaged over
+/// Runs the model on a trace, with the guest's periodic flush of the memcg statistics at the
+/// same points of the replay as each boot's traced flushes ([`crate::pace::flush_schedule`],
+/// scaled by the model's time over the boot's), the mean over boots; for boots without that
+/// trace, as often per replay as in `kernel_runs` ([`guest_flush_period`]), averaged over
 /// [`FLUSH_PHASES`] phases of it ([`mean_of_runs`]). When every kernel run recorded its
 /// processes' progress (the concurrent suite), the model replays each boot on that boot's
-/// clock instead: its records issued at the boot's times ([`crate::pace`]) and the flush every
-/// `FLUSH_TIME`, as in the guest; the mean is over boots and phases.
+/// clock instead: its records issued at the boot's times ([`crate::pace`]) and the flush at
+/// the boot's own traced flush times ([`crate::pace::flush_schedule`]), or, for a boot without
+/// that trace, every `FLUSH_TIME` at each of the phases; the mean is over boots (and phases).
 #[allow(clippy::too_many_arguments)]
 pub fn run_model(
     name: &str,
@@ -235,20 +238,53 @@ pub fn run_model(
     let mut runs = Vec::new();
     match paces {
         Some(p) if !p.is_empty() => {
-            for boot in &p {
+            for (boot, k) in p.iter().zip(kernel_runs) {
                 let paced = crate::pace::paced(records, boot)?;
-                for mk in flush_phases(&m, FLUSH_TIME_NS) {
-                    runs.push(run(mk, &paced)?);
+                match crate::pace::flush_schedule(k) {
+                    // The boot's own flushes, as traced.
+                    Some((first, period)) => {
+                        let mut mk = m.clone();
+                        mk.memcg_stats_flush_ns = period;
+                        mk.memcg_stats_first_flush_ns = Some(first);
+                        runs.push(run(mk, &paced)?);
+                    }
+                    None => {
+                        for mk in flush_phases(&m, FLUSH_TIME_NS) {
+                            runs.push(run(mk, &paced)?);
+                        }
+                    }
                 }
             }
         }
         _ => {
             let first = run(m.clone(), records)?;
-            let Some(period) = guest_flush_period(first.sim_time_ns, kernel_runs) else {
-                return Ok(first);
-            };
-            for mk in flush_phases(&m, period) {
-                runs.push(run(mk, records)?);
+            let traced: Option<Vec<(u64, u64)>> = kernel_runs
+                .iter()
+                .map(crate::pace::flush_schedule)
+                .collect();
+            match traced {
+                // Each boot's own flushes, at the same points of the replay in the model's
+                // time.
+                Some(s) if !s.is_empty() => {
+                    for (&(at, period), k) in s.iter().zip(kernel_runs) {
+                        let mut mk = m.clone();
+                        let to_model = |x: u64| {
+                            (x as u128 * first.sim_time_ns as u128 / k.sim_time_ns.max(1) as u128)
+                                as u64
+                        };
+                        mk.memcg_stats_flush_ns = to_model(period).max(1);
+                        mk.memcg_stats_first_flush_ns = Some(to_model(at).max(1));
+                        runs.push(run(mk, records)?);
+                    }
+                }
+                _ => {
+                    let Some(period) = guest_flush_period(first.sim_time_ns, kernel_runs) else {
+                        return Ok(first);
+                    };
+                    for mk in flush_phases(&m, period) {
+                        runs.push(run(mk, records)?);
+                    }
+                }
             }
         }
     }

@@ -31,9 +31,14 @@ pub struct BootProgress {
 const EVERY_KEY: &str = "progress_every";
 const STAMPS_KEY: &str = "progress_us";
 
-/// Puts a boot's progress and schedstat into the threads of its run (matched by pid), where
-/// `--remodel` finds them again.
+/// Puts a boot's progress and schedstat into the threads of its run (matched by pid), and its
+/// traced memcg statistics flushes, in µs from the go, into the run, where `--remodel` finds
+/// them again.
 pub fn attach(run: &mut Counters, rep: &GuestReport) {
+    if let (Some(go), Some(flushes)) = (rep.go_ns, &rep.memcg_flush_ns) {
+        let us = |t: u64| (t as i128 - go as i128).div_euclid(1000) as i64;
+        run.memcg_flush_us = Some(flushes.iter().map(|&t| us(t)).collect());
+    }
     for t in &mut run.threads {
         let Some(pid) = t.get("pid").and_then(|v| v.as_u64()) else {
             continue;
@@ -92,6 +97,31 @@ pub fn of_run(run: &Counters) -> Option<BootProgress> {
         every: every?,
         stamps_us,
     })
+}
+
+/// When the model's memcg statistics flush first and how often, in ns from the go, from a
+/// boot's traced flushes (`flush_memcg_stats_dwork`): the first at or after the go (or the
+/// last before it plus one period, if the replay ended first), every mean interval of the
+/// traced ones (`FLUSH_TIME` when fewer than two were traced), the first no later than one
+/// period. None without a trace.
+pub fn flush_schedule(run: &Counters) -> Option<(u64, u64)> {
+    let t = run.memcg_flush_us.as_ref()?;
+    let period_ns = match (t.first(), t.last()) {
+        (Some(&a), Some(&b)) if t.len() >= 2 && b > a => {
+            (b - a) as u64 * 1000 / (t.len() as u64 - 1)
+        }
+        _ => reclaimlab::consts::FLUSH_TIME_NS,
+    };
+    let first_ns = match t.iter().find(|&&x| x >= 0) {
+        Some(&x) => x as u64 * 1000,
+        None => {
+            let last = *t.last()?;
+            (last * 1000 + period_ns as i64).max(0) as u64
+        }
+    };
+    // The machine's first flush falls within its first period: a traced gap at the go a few
+    // ms longer than the mean interval is cut to it.
+    Some((first_ns.clamp(1, period_ns), period_ns))
 }
 
 /// The guest's time (µs since the go) at which a process began its own record `k` of `n`:
@@ -221,5 +251,74 @@ mod tests {
         assert!(paced(&records, &missing)
             .unwrap_err()
             .contains("no progress for pid 2"));
+    }
+
+    fn run_with_flushes(us: Option<Vec<i64>>) -> Counters {
+        let mut c = Counters::of(&crate::console::to_run_result(
+            &GuestReport::default(),
+            "w",
+            "p",
+            &[],
+        ));
+        c.memcg_flush_us = us;
+        c
+    }
+
+    /// The flushes traced in a boot (µs from the go) place the model's: the first at or after
+    /// the go, every mean traced interval.
+    #[test]
+    fn the_model_flushes_when_the_boot_did() {
+        let at = |v: Vec<i64>| flush_schedule(&run_with_flushes(Some(v)));
+        // Flushes at -1.5 s, 0.5 s, 2.52 s, 4.53 s: first 0.5 s in, every (4.53 + 1.5) / 3 s.
+        assert_eq!(
+            at(vec![-1_500_000, 500_000, 2_520_000, 4_530_000]),
+            Some((500_000_000, 2_010_000_000))
+        );
+        // None after the go (a replay shorter than the gap): one period after the last.
+        assert_eq!(
+            at(vec![-3_000_000, -990_000]),
+            Some((1_020_000_000, 2_010_000_000))
+        );
+        // One flush traced: FLUSH_TIME apart.
+        assert_eq!(
+            at(vec![700_000]),
+            Some((700_000_000, reclaimlab::consts::FLUSH_TIME_NS))
+        );
+        // At the go itself: the machine's first flush cannot be at 0.
+        assert_eq!(at(vec![0, 2_000_000]), Some((1, 2_000_000_000)));
+        // A first flush after the go a little later than the mean interval: cut to it.
+        assert_eq!(
+            at(vec![-1_000, 2_021_151, 4_036_000]),
+            Some((2_018_500_000, 2_018_500_000))
+        );
+        // Traced, but nothing flushed (or not traced at all): no schedule, the phases are used.
+        assert_eq!(at(vec![]), None);
+        assert_eq!(flush_schedule(&run_with_flushes(None)), None);
+    }
+
+    /// `attach` keeps the traced flushes in µs from the go, before it negative; without the
+    /// trace (or the go) nothing.
+    #[test]
+    fn attach_keeps_the_flushes_relative_to_the_go() {
+        let rep = GuestReport {
+            go_ns: Some(5_291_118_393),
+            memcg_flush_ns: Some(vec![4_449_000_000, 6_465_324_000]),
+            ..Default::default()
+        };
+        let mut run = run_with_flushes(None);
+        attach(&mut run, &rep);
+        assert_eq!(run.memcg_flush_us, Some(vec![-842_119, 1_174_205]));
+        let mut run = run_with_flushes(None);
+        attach(
+            &mut run,
+            &GuestReport {
+                memcg_flush_ns: None,
+                ..rep.clone()
+            },
+        );
+        assert_eq!(run.memcg_flush_us, None);
+        let mut run = run_with_flushes(None);
+        attach(&mut run, &GuestReport { go_ns: None, ..rep });
+        assert_eq!(run.memcg_flush_us, None);
     }
 }

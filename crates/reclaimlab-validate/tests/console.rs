@@ -126,6 +126,24 @@ fn malformed_logs_are_errors() {
         .contains("accesses reported"));
 }
 
+/// A kernel that died of an `int3` trap (live patching raced by the other vCPU) is told apart
+/// from one that died otherwise: the harness boots it again.
+#[test]
+fn an_int3_oops_is_recognised() {
+    use reclaimlab_validate::console::int3_oops;
+    let cut = &PREAD_61[..PREAD_61.find("=== misses ===").unwrap()];
+    let died = format!(
+        "{cut}[    4.254977] Oops: int3: 0000 [#1] SMP NOPTI\n\
+         [    4.256124] RIP: 0010:get_random_u32+0x25/0x170\n\
+         [    4.262016] Kernel panic - not syncing: Fatal exception in interrupt\n"
+    );
+    assert!(int3_oops(&died));
+    assert!(parse_console(&died).is_err());
+    let other = died.replace("Oops: int3", "Oops: general protection fault");
+    assert!(!int3_oops(&other));
+    assert!(!int3_oops(PREAD_61));
+}
+
 #[test]
 fn kernel_messages_and_carriage_returns_are_ignored() {
     let noisy = PREAD_61.replace('\n', "\r\n").replace(

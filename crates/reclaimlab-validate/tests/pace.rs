@@ -35,6 +35,48 @@ fn a_concurrent_log_carries_each_processs_progress_and_schedstat() {
     assert!(parse_console(&bad).unwrap_err().contains("schedstat"));
 }
 
+/// The go's CLOCK_MONOTONIC time (`replay end`) and the kernel's traced memcg statistics flushes
+/// (`memcg flushes`, printed by the init after the replay): parsed, refused when malformed.
+#[test]
+fn a_concurrent_log_carries_the_go_and_the_traced_memcg_flushes() {
+    assert_eq!(parse_console(WRITERS_61).unwrap().go_ns, None);
+    assert_eq!(parse_console(WRITERS_61).unwrap().memcg_flush_ns, None);
+    let with = |flushes: &str| {
+        WRITERS_61
+            .replacen(
+                "=== replay end ===",
+                "=== replay end ===\ngo_ns 5291118393",
+                1,
+            )
+            .replacen(
+                "=== guest done ===",
+                &format!("=== memcg flushes ===\n{flushes}=== guest done ==="),
+                1,
+            )
+    };
+    let r = parse_console(&with("trace on\nt 4.449000\nt 6.465324\n")).unwrap();
+    assert_eq!(r.go_ns, Some(5_291_118_393));
+    assert_eq!(r.memcg_flush_ns, Some(vec![4_449_000_000, 6_465_324_000]));
+    assert_eq!(
+        parse_console(&with("trace off\n")).unwrap().memcg_flush_ns,
+        None
+    );
+    assert_eq!(
+        parse_console(&with("trace on\n")).unwrap().memcg_flush_ns,
+        Some(vec![])
+    );
+    for (bad, says) in [
+        ("trace on\nt 6.465324\nt 4.449000\n", "back in time"),
+        ("t 4.449000\n", "bad line"),
+        ("trace on\nt 4.449\n", "bad line"),
+        ("trace on\nt 4.4490x0\n", "bad number"),
+        ("trace maybe\n", "bad line"),
+    ] {
+        let e = parse_console(&with(bad)).unwrap_err();
+        assert!(e.contains(says), "{bad:?}: {e}");
+    }
+}
+
 /// A recorded boot of `workload` as the harness saves it: its report and its run with the
 /// progress attached (`run_cell`).
 fn recorded(workload: &suite::Workload, log: &str, label: &str) -> (GuestReport, Counters) {
@@ -150,5 +192,58 @@ fn replayed_on_the_boots_clock_the_model_swaps_out_what_that_boot_did() {
         free.vmstat["pswpout"] > 6_000,
         "{:?}",
         free.vmstat.get("pswpout")
+    );
+}
+
+/// mixed-file-anon-2p on 6.12 with the classical LRU, boot 1 of
+/// validation/results/2026-11-27-smp2-flushes: its kernel's first periodic memcg statistics
+/// flush fell 1.157 s into the replay, and it swapped out 6,693 pages, the most of its cell's
+/// five boots (5,332..5,581 for the others).
+const MIXED_612: &str = include_str!("fixtures/mixed-file-anon-2p-6.12-classic-1.log");
+
+/// Flushing where the boot's kernel flushed (the traced `flush_memcg_stats_dwork`), the model
+/// swaps out what that boot did; at the four phases of `FLUSH_TIME` that stood for an unknown
+/// phase it swaps out a fifth less.
+#[test]
+fn flushing_where_the_boots_kernel_did_the_model_swaps_out_what_it_did() {
+    let w = suite::workload("mixed-file-anon-2p").unwrap();
+    let (h, recs) = w.trace();
+    let (rep, run) = recorded(&w, MIXED_612, "kernel 6.12 classic");
+    assert_eq!(run.vmstat["pswpout"], 6_693);
+    let (first, period) = pace::flush_schedule(&run).expect("the boot traced its flushes");
+    assert_eq!(
+        first / 1_000_000,
+        1_156,
+        "first flush {first} ns after the go"
+    );
+    assert!((2_000_000_000..2_050_000_000).contains(&period), "{period}");
+    let s = model::sizing(&w.machine, std::slice::from_ref(&rep)).unwrap();
+    let pswpout = |r: &Counters| {
+        let res = model::run_model(
+            w.name,
+            &w.machine,
+            &s,
+            &h,
+            &recs,
+            KernelKey::V6_12,
+            Mode::Classic,
+            std::slice::from_ref(r),
+        )
+        .unwrap();
+        res.vmstat["pswpout"] as f64
+    };
+    let traced = pswpout(&run);
+    assert!(
+        (traced - 6_693.0).abs() / 6_693.0 < 0.03,
+        "model with the boot's flushes swapped out {traced}"
+    );
+    let untraced = Counters {
+        memcg_flush_us: None,
+        ..run.clone()
+    };
+    let phases = pswpout(&untraced);
+    assert!(
+        phases < 0.9 * 6_693.0,
+        "model at four phases swapped out {phases}"
     );
 }
