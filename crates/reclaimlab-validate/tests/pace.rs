@@ -88,6 +88,30 @@ fn recorded(workload: &suite::Workload, log: &str, label: &str) -> (GuestReport,
     (rep, run)
 }
 
+/// The model of one recorded boot, as the harness runs it (`model::run_model`, sized from the
+/// boot).
+fn model_of_boot(
+    w: &suite::Workload,
+    rep: &GuestReport,
+    kernel: KernelKey,
+    mode: Mode,
+    run: &Counters,
+) -> reclaimlab::metrics::RunResult {
+    let (h, recs) = w.trace();
+    let s = model::sizing(&w.machine, std::slice::from_ref(rep)).unwrap();
+    model::run_model(
+        w.name,
+        &w.machine,
+        &s,
+        &h,
+        &recs,
+        kernel,
+        mode,
+        std::slice::from_ref(run),
+    )
+    .unwrap()
+}
+
 /// The run saved with its progress paces the model, and the model then lands within 2% of the
 /// boot's misses (25,325).
 #[test]
@@ -161,25 +185,11 @@ const ANON_FILE_612: &str = include_str!("fixtures/anon-file-2p-6.12-mglru-4.log
 #[test]
 fn replayed_on_the_boots_clock_the_model_swaps_out_what_that_boot_did() {
     let w = suite::workload("anon-file-2p").unwrap();
-    let (h, recs) = w.trace();
     let (rep, run) = recorded(&w, ANON_FILE_612, "kernel 6.12 mglru");
     assert_eq!(run.misses, 23_582);
     assert_eq!(run.vmstat["pswpout"], 1_946);
-    let s = model::sizing(&w.machine, std::slice::from_ref(&rep)).unwrap();
-    let model_of = |runs: &[Counters]| {
-        model::run_model(
-            w.name,
-            &w.machine,
-            &s,
-            &h,
-            &recs,
-            KernelKey::V6_12,
-            Mode::Mglru,
-            runs,
-        )
-        .unwrap()
-    };
-    let paced = model_of(std::slice::from_ref(&run));
+    let model_of = |r: &Counters| model_of_boot(&w, &rep, KernelKey::V6_12, Mode::Mglru, r);
+    let paced = model_of(&run);
     let err = (paced.misses as f64 - 23_582.0) / 23_582.0;
     assert!(err.abs() < 0.02, "paced model {} misses", paced.misses);
     let swapped = paced.vmstat["pswpout"];
@@ -187,7 +197,7 @@ fn replayed_on_the_boots_clock_the_model_swaps_out_what_that_boot_did() {
         (1_500..2_500).contains(&swapped),
         "paced model swapped {swapped}"
     );
-    let free = model_of(&[pace::without_progress(&run)]);
+    let free = model_of(&pace::without_progress(&run));
     assert!(
         free.vmstat["pswpout"] > 6_000,
         "{:?}",
@@ -207,7 +217,6 @@ const MIXED_612: &str = include_str!("fixtures/mixed-file-anon-2p-6.12-classic-1
 #[test]
 fn flushing_where_the_boots_kernel_did_the_model_swaps_out_what_it_did() {
     let w = suite::workload("mixed-file-anon-2p").unwrap();
-    let (h, recs) = w.trace();
     let (rep, run) = recorded(&w, MIXED_612, "kernel 6.12 classic");
     assert_eq!(run.vmstat["pswpout"], 6_693);
     let (first, period) = pace::flush_schedule(&run).expect("the boot traced its flushes");
@@ -217,20 +226,8 @@ fn flushing_where_the_boots_kernel_did_the_model_swaps_out_what_it_did() {
         "first flush {first} ns after the go"
     );
     assert!((2_000_000_000..2_050_000_000).contains(&period), "{period}");
-    let s = model::sizing(&w.machine, std::slice::from_ref(&rep)).unwrap();
     let pswpout = |r: &Counters| {
-        let res = model::run_model(
-            w.name,
-            &w.machine,
-            &s,
-            &h,
-            &recs,
-            KernelKey::V6_12,
-            Mode::Classic,
-            std::slice::from_ref(r),
-        )
-        .unwrap();
-        res.vmstat["pswpout"] as f64
+        model_of_boot(&w, &rep, KernelKey::V6_12, Mode::Classic, r).vmstat["pswpout"] as f64
     };
     let traced = pswpout(&run);
     assert!(
