@@ -31,12 +31,9 @@ fn main() {
         let p = pace::of_run(k).expect("the boot recorded its progress");
         let paced = pace::paced(&r, &p).unwrap();
         let at = |first: u64, period: u64| {
-            let mut mk = m.clone();
-            mk.memcg_stats_flush_ns = period;
-            mk.memcg_stats_first_flush_ns = Some(first);
             let res = model::run_model_on(
                 w.name,
-                mk,
+                model::with_flushes(&m, first, period),
                 w.machine.min_ttl_ms,
                 &h,
                 &paced,

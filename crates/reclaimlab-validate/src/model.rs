@@ -241,10 +241,7 @@ pub fn run_model(
                 match crate::pace::flush_schedule(k) {
                     // The boot's own flushes, as traced.
                     Some((first, period)) => {
-                        let mut mk = m.clone();
-                        mk.memcg_stats_flush_ns = period;
-                        mk.memcg_stats_first_flush_ns = Some(first);
-                        runs.push(run(mk, &paced)?);
+                        runs.push(run(with_flushes(&m, first, period), &paced)?);
                     }
                     None => {
                         for mk in flush_phases(&m, FLUSH_TIME_NS) {
@@ -277,13 +274,22 @@ pub fn run_model(
 fn flush_phases(m: &MachineConfig, period: u64) -> Vec<MachineConfig> {
     (0..FLUSH_PHASES)
         .map(|k| {
-            let mut mk = m.clone();
-            mk.memcg_stats_flush_ns = period;
-            mk.memcg_stats_first_flush_ns =
-                Some(((2 * k + 1) * period / (2 * FLUSH_PHASES)).max(1));
-            mk
+            with_flushes(
+                m,
+                ((2 * k + 1) * period / (2 * FLUSH_PHASES)).max(1),
+                period,
+            )
         })
         .collect()
+}
+
+/// The machine `m` with its memcg statistics flushed first `first` ns into the run, then every
+/// `period` ns (`flush_memcg_stats_dwork`; docs/model.md §4).
+pub fn with_flushes(m: &MachineConfig, first: u64, period: u64) -> MachineConfig {
+    let mut mk = m.clone();
+    mk.memcg_stats_flush_ns = period;
+    mk.memcg_stats_first_flush_ns = Some(first);
+    mk
 }
 
 /// How many phases of the guest's memcg statistics flush the model is averaged over: the
