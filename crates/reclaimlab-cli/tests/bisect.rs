@@ -84,7 +84,7 @@ fn says_no_single_culprit_when_two_switches_share_the_move() {
 
 #[test]
 fn bisects_across_kernel_eras() {
-    // 6.12 -> 7.1 on mmap-zipf: 18 behaviours (the MGLRU rework and the 2025 changes); the
+    // 6.12 -> 7.1 on mmap-zipf: 19 behaviours (the MGLRU rework and the 2025 changes); the
     // misses fall by 40% with 7.1's fault-around rule alone (mmap_miss credited for the faulting
     // folio only, so readahead stays on), not with the MGLRU rework.
     let v = json_of(&[
@@ -104,14 +104,14 @@ fn bisects_across_kernel_eras() {
         "{v:#}"
     );
     assert_eq!(v["commit"], "0b9c0aeba938");
-    // The 18 rows of 7.1, then the loss of patch 10's path, which Debian's 6.12.117 has and
+    // The 19 rows of 7.1, then the loss of patch 10's path, which Debian's 6.12.117 has and
     // mainline 7.1 lacks (a removal comes after the additions).
-    assert_eq!(v["behaviours"].as_array().unwrap().len(), 19);
+    assert_eq!(v["behaviours"].as_array().unwrap().len(), 20);
     assert_eq!(
         v["behaviours"][0],
         "fault-around-credits-faulting-folio-only"
     );
-    assert_eq!(v["behaviours"][18], "common-dirty-writeback-reactivation");
+    assert_eq!(v["behaviours"][19], "common-dirty-writeback-reactivation");
     assert_eq!(v["rest"]["moves_further"], false);
     // Classic, 6.1 -> 6.12 on anon-only: pgpgin counts zram swap-ins once bdev_read_page is
     // gone (sync-swap-io-in-pgpg), and 6.1 counts none. 6.12's stale memcg statistics

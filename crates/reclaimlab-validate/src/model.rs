@@ -29,9 +29,9 @@ use reclaimlab::workload::Scenario;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The model policy of a kernel and mode. The classical path of 7.x is 6.12's (the model has
-/// no classic:7.x): 7.2 with MGLRU off is modelled by `classic:6.12`. Debian's 7.2 is 7.2.13,
-/// whose MGLRU has changes beside the 2026 series: `mglru:7.2.13`.
+/// The model policy of a kernel and mode. Debian's 7.2 is 7.2.13, whose MGLRU has changes
+/// beside the 2026 series: `mglru:7.2.13`; with MGLRU off, `classic:7.2.13` (the classical
+/// path of 7.2).
 pub fn policy_for(kernel: KernelKey, mode: Mode, min_ttl_ms: u64) -> PolicySpec {
     let k = match kernel {
         KernelKey::V6_1 => Kernel::V6_1,
@@ -39,7 +39,7 @@ pub fn policy_for(kernel: KernelKey, mode: Mode, min_ttl_ms: u64) -> PolicySpec 
         KernelKey::V7_2 => Kernel::V7_2_13,
     };
     match mode {
-        Mode::Classic => PolicySpec::classic(k.min(Kernel::V6_12)),
+        Mode::Classic => PolicySpec::classic(k),
         Mode::Mglru => {
             let mut c = MglruConfig::new(k);
             c.min_ttl_ms = min_ttl_ms;
@@ -440,7 +440,7 @@ mod tests {
     fn policies_per_kernel_and_mode() {
         assert_eq!(
             policy_for(KernelKey::V7_2, Mode::Classic, 0).to_string(),
-            "classic:6.12"
+            "classic:7.2.13"
         );
         assert_eq!(
             policy_for(KernelKey::V6_1, Mode::Classic, 0).to_string(),

@@ -49,6 +49,7 @@ pub enum Behaviour {
     // --- 7.1, outside MGLRU ---
     FaultAroundCreditsFaultingFolioOnly,
     MultiMemcgStock,
+    NoteCostSkipsZero,
     // --- 7.1, MGLRU (Eras C and D) ---
     WorkingsetTopTier,
     ProtectedAtTier,
@@ -157,7 +158,7 @@ const fn row(
 /// Every behaviour, in [`Behaviour`] order. The series rows are the 15 patches of "mm/mglru:
 /// improve reclaim loop and dirty folio handling" (Kairui Song, v7; spec series-2026.md §A.2).
 #[rustfmt::skip]
-pub const TABLE: [Row; 68] = [
+pub const TABLE: [Row; 69] = [
     row(B::FolioBatch31, "folio-batch-31", V6_12,
         "9cecde80aae0 mm: increase folio batch size (v6.9)",
         &["folio_batch_add", "folio_add_lru", "folio_activate"], &[],
@@ -282,6 +283,10 @@ pub const TABLE: [Row; 68] = [
         "memcg: multi-memcg percpu charge cache, Shakeel Butt, 2025 (v6.16, from memory); commit id not looked up",
         &["consume_stock", "refill_stock", "drain_all_stock"], &[],
         "each CPU's charge stock caches up to NR_MEMCG_STOCK (7) memcgs, a full one drains its slots round-robin (6.1/6.12: one memcg)"),
+    row(B::NoteCostSkipsZero, "note-cost-skips-zero", V7_1,
+        "mm: lru_note_cost_unlock_irq() (Hugh Dickins, v6.17, read in 7.2.13's mm/swap.c); commit id not looked up",
+        &["lru_note_cost_unlock_irq", "shrink_inactive_list", "shrink_active_list"], &[],
+        "lru_note_cost returns at a cost of 0, neither decaying the costs nor locking the ancestors' lruvecs (6.1/6.12: both, whatever the cost)"),
     row(B::WorkingsetTopTier, "workingset-top-tier", V7_1, "4d5d14a01e2c mm/mglru: rework workingset protection (v6.14)",
         &["folio_lru_refs", "lru_tier_from_refs", "lru_gen_inc_refs", "sort_folio", "isolate_folio", "lru_gen_eviction"], &[B::RefaultCountsEveryRefault],
         "new tier encoding: PG_workingset is the top tier, fd accesses count ref -> counter -> workingset"),
@@ -307,7 +312,7 @@ pub const TABLE: [Row; 68] = [
         &["lru_gen_refault", "lru_gen_test_recent"], &[B::WorkingsetTopTier],
         "a refault is recent within MAX_NR_GENS of max_seq (6.x: token seq == min_seq)"),
     row(B::SwappinessAnonOnly, "swappiness-anon-only", V7_1, "mm: add swappiness=max arg to memory.reclaim for only anon reclaim, Zhongkun He, 2025 (likely v6.16); commit id not found",
-        &["get_swappiness", "memory_reclaim", "lru_gen_seq_write"], &[],
+        &["get_swappiness", "memory_reclaim", "lru_gen_seq_write", "get_scan_count"], &[],
         "SWAPPINESS_ANON_ONLY (201, \"max\" in memory.reclaim and lru_gen) reclaims anon only"),
     row(B::EvictNrToScanBound, "evict-nr-to-scan-bound", V7_1, "mm: vmscan: apply proportional reclaim pressure for memcg when MGLRU is enabled, Koichiro Den, 2025 (likely v6.16/v6.17); commit id not found",
         &["evict_folios", "scan_folios", "run_eviction"], &[],
@@ -402,8 +407,8 @@ pub const TABLE: [Row; 68] = [
 
 impl Behaviour {
     /// Every behaviour, in table order.
-    pub const ALL: [Behaviour; 68] = {
-        let mut all = [Behaviour::FolioBatch31; 68];
+    pub const ALL: [Behaviour; 69] = {
+        let mut all = [Behaviour::FolioBatch31; 69];
         let mut i = 0;
         while i < TABLE.len() {
             all[i] = TABLE[i].behaviour;
@@ -444,7 +449,7 @@ impl Behaviour {
     pub const DEBIAN_6_12_117: [Behaviour; 1] = [B::CommonDirtyWritebackReactivation];
     /// The behaviours the classical LRU's machine reads (outside MGLRU's code): the only ones a
     /// `classic` policy may add or remove.
-    pub const OUTSIDE_MGLRU: [Behaviour; 18] = [
+    pub const OUTSIDE_MGLRU: [Behaviour; 20] = [
         B::FolioBatch31,
         B::CostCountsRotations,
         B::Eevdf,
@@ -463,6 +468,8 @@ impl Behaviour {
         B::MemcgStatsFlushRatelimited,
         B::FaultAroundCreditsFaultingFolioOnly,
         B::MultiMemcgStock,
+        B::NoteCostSkipsZero,
+        B::SwappinessAnonOnly,
     ];
     /// Every behaviour in the order bisect applies them: by first kernel (6.12, 7.1, 7.2,
     /// 7.2.13), then the experimental ones, and within a kernel in table (series) order, so
@@ -719,9 +726,6 @@ impl crate::sim::PolicySpec {
     pub fn machine_behaviours(&self) -> Option<Behaviours> {
         match self {
             crate::sim::PolicySpec::Classic(k, _) => Some(k.behaviours),
-            crate::sim::PolicySpec::Mglru(c) if c.enabled & crate::consts::LRU_GEN_CORE == 0 => {
-                Some(c.switches.and(Behaviours::of(c.kernel.min(Kernel::V6_12))))
-            }
             crate::sim::PolicySpec::Mglru(c) => Some(c.switches),
             crate::sim::PolicySpec::Textbook(_) => None,
         }

@@ -173,7 +173,8 @@ impl VmscanThrottle {
 }
 
 /// The kernel whose behaviour is modelled. Classical LRU distinguishes 6.1 and 6.12 (spec
-/// classic-lru.md §11); 7.1 and 7.2 behave as 6.12 on the classical path.
+/// classic-lru.md §11) and 7.x by the rows of `crate::behaviour` the classical path reads
+/// (`Behaviour::OUTSIDE_MGLRU`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Kernel {
     V6_1,

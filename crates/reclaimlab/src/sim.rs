@@ -107,11 +107,6 @@ fn parse_mglru(rest: &str) -> Result<PolicySpec, String> {
 /// machine reads ([`Behaviour::OUTSIDE_MGLRU`]) only.
 fn parse_classic(rest: &str) -> Result<PolicySpec, String> {
     let (k, mods) = split_kernel(rest, Kernel::V6_12)?;
-    if k > Kernel::V6_12 {
-        return Err(format!(
-            "classic models kernels 6.1 and 6.12 (7.x behaves as 6.12 on the classical path): use classic:6.12, not classic:{k}"
-        ));
-    }
     let mut km = KernelModel::from(k);
     km.behaviours = km.behaviours.apply_modifiers(mods)?;
     if let Some(b) = Behaviour::ALL
@@ -560,13 +555,7 @@ pub fn build_machine(scn: &Scenario) -> Result<Machine, String> {
 pub fn run(scn: &Scenario, spec: PolicySpec, opts: &RunOptions) -> Result<RunResult, String> {
     let mut cfg = scn.machine.clone();
     if let Some(k) = spec.kernel() {
-        // Without MGLRU the 7.x kernels reclaim as 6.12's classical LRU does.
-        cfg.kernel = match spec {
-            PolicySpec::Mglru(c) if c.enabled & crate::consts::LRU_GEN_CORE == 0 => {
-                k.min(Kernel::V6_12)
-            }
-            _ => k,
-        };
+        cfg.kernel = k;
     }
     cfg.behaviours = spec.machine_behaviours();
     let scn_k = Scenario {

@@ -538,6 +538,43 @@ fn lru_note_cost_weights_pageout_by_32_in_6_12_and_1_in_6_1() {
     }
 }
 
+/// Swaps out 4 anon pages (a first pass keeps them, young) beside 24 clean file pages, then
+/// reclaims 8 of those file pages, which costs nothing (no pageout, no rotation). Returns
+/// (anon_cost, file_cost) after the swap-out and after the file batch.
+fn costs_around_a_free_batch(kernel: Kernel) -> [(u64, u64); 2] {
+    let (mut m, mut pol) = machine(4096, kernel, zram(256));
+    let f = m.create_file("f", 24);
+    let p = m.create_process("p", 0, 4);
+    for i in 0..4 {
+        write_anon(&mut m, &mut pol, p, i);
+    }
+    for i in 0..24 {
+        read(&mut m, &mut pol, p, f, i);
+    }
+    drain(&mut m, &mut pol);
+    flush_stats(&mut m); // lru_note_cost reads the LRU size through rstat (6.8+)
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 0);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 4);
+    flush_stats(&mut m);
+    let cost = |pol: &Classic| (pol.lruvec(0, 0).anon_cost, pol.lruvec(0, 0).file_cost);
+    let after_swapout = cost(&pol);
+    assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_FILE, 8), 8);
+    check(&m, &pol);
+    [after_swapout, cost(&pol)]
+}
+
+/// §4.9: 6.1's and 6.12's `lru_note_cost` runs its decay after every shrink_inactive_list
+/// batch, even one that cost nothing: with 24 file pages left (a quarter is 6) the anon cost
+/// is halved again. 7.1's `lru_note_cost_unlock_irq` returns at a cost of 0 and keeps it.
+#[test]
+fn a_batch_that_costs_nothing_decays_the_costs_before_7_1_only() {
+    // 4 rotations, then 4 pageouts at 32 each: 4 + 128 = 132 > 28 / 4, halved to 66. The
+    // free batch: 66 > 24 / 4, halved again to 33 in 6.12 only.
+    assert_eq!(costs_around_a_free_batch(Kernel::V6_12), [(66, 0), (33, 0)]);
+    assert_eq!(costs_around_a_free_batch(Kernel::V7_1), [(66, 0), (66, 0)]);
+    assert_eq!(costs_around_a_free_batch(Kernel::V7_2), [(66, 0), (66, 0)]);
+}
+
 // ------------------------------------------------------------------------------------------
 // §4.10: inactive_is_low and shrink_active_list
 // ------------------------------------------------------------------------------------------

@@ -514,6 +514,9 @@ fn sibling_memcg_readers() -> Scenario {
 /// 6.1's and 6.12's `lru_note_cost` locks every ancestor's lruvec after each reclaim batch,
 /// so classic reclaimers of two sibling memcgs meet at the root's lruvec lock (its cache
 /// lines move between their CPUs); MGLRU's eviction notes no cost, and the two share no lock.
+/// Here every batch reclaims all it scans without writing (a cost of 0), and 7.x's
+/// `lru_note_cost_unlock_irq` returns before the ancestors: the classical 7.x reclaimers meet
+/// nowhere either (`note-cost-skips-zero`).
 #[test]
 fn classic_reclaimers_of_sibling_memcgs_meet_at_the_roots_lruvec_lock() {
     let scn = sibling_memcg_readers();
@@ -524,6 +527,27 @@ fn classic_reclaimers_of_sibling_memcgs_meet_at_the_roots_lruvec_lock() {
             r.cpu.lru_lock_handoffs > 50,
             "{k}: {}",
             r.cpu.lru_lock_handoffs
+        );
+    }
+    for k in [
+        "classic:7.1",
+        "classic:7.2",
+        "classic:6.12+note-cost-skips-zero",
+    ] {
+        let r = go(&scn, k.parse().expect("policy"));
+        assert!(r.vmstat["pgsteal_file"] > 5000, "{k}");
+        assert_eq!(r.cpu.lru_lock_handoffs, 0, "{k}");
+    }
+    // MGLRU without its core bit runs its own kernel's classical path (7.2's, not 6.12's).
+    for (k, classic_handoffs) in [("mglru:6.12", 207), ("mglru:7.2", 0)] {
+        let PolicySpec::Mglru(mut c) = k.parse().expect("policy") else {
+            unreachable!()
+        };
+        c.enabled = 0;
+        let off = go(&scn, PolicySpec::Mglru(c));
+        assert_eq!(
+            off.cpu.lru_lock_handoffs, classic_handoffs,
+            "{k} with enabled 0"
         );
     }
     let r = go(&scn, "mglru:7.2".parse().expect("policy"));

@@ -721,23 +721,28 @@ fn memory_reclaim_swappiness_max_reclaims_anon_only_on_7_x() {
             }],
         }
     };
-    let r = checked(&scn(Kernel::V7_2), "mglru:7.2".parse().unwrap());
-    assert_eq!(r.threads[0].write_errors, 0);
-    assert!(
-        v(&r, "pswpout") >= 500,
-        "anon was reclaimed: {}",
-        v(&r, "pswpout")
-    );
-    assert_eq!(
-        v(&r, "pgsteal_file"),
-        0,
-        "file was not touched with swappiness=max"
-    );
-    let old = go(&scn(Kernel::V6_12), "mglru:6.12".parse().unwrap());
-    assert_eq!(
-        old.threads[0].write_errors, 1,
-        "swappiness=max is EINVAL before Era D"
-    );
+    // The classical path of 7.x too: get_scan_count's SCAN_ANON.
+    for p in ["mglru:7.2", "classic:7.2"] {
+        let r = checked(&scn(Kernel::V7_2), p.parse().unwrap());
+        assert_eq!(r.threads[0].write_errors, 0, "{p}");
+        assert!(
+            v(&r, "pswpout") >= 500,
+            "{p}: anon was reclaimed: {}",
+            v(&r, "pswpout")
+        );
+        assert_eq!(
+            v(&r, "pgsteal_file"),
+            0,
+            "{p}: file was not touched with swappiness=max"
+        );
+    }
+    for p in ["mglru:6.12", "classic:6.12"] {
+        let old = go(&scn(Kernel::V6_12), p.parse().unwrap());
+        assert_eq!(
+            old.threads[0].write_errors, 1,
+            "{p}: swappiness=max is EINVAL before Era D"
+        );
+    }
 }
 
 #[test]

@@ -51,6 +51,8 @@ fn old_answer(k: Kernel, b: Behaviour) -> bool {
         B::FaultAroundCreditsFaultingFolioOnly | B::SwappinessAnonOnly => k >= Kernel::V7_1,
         // memcg.rs (charge stocks, added after the table): from 7.1 (6.16's change).
         B::MultiMemcgStock => k >= Kernel::V7_1,
+        // classic.rs lru_note_cost (added after the table): from 7.1 (6.17's change).
+        B::NoteCostSkipsZero => k >= Kernel::V7_1,
         // mglru: `era == C` (or `!= C` negated)
         B::WorkingsetTopTier
         | B::ProtectedAtTier

@@ -166,8 +166,11 @@ impl Classic {
         ina * ratio < act
     }
 
-    /// `lru_note_cost`: add reclaim cost to the lruvec and its ancestors, halving both costs
-    /// when they exceed a quarter of the LRU size.
+    /// `lru_note_cost` (`lru_note_cost_unlock_irq` from 7.1): add reclaim cost to the lruvec
+    /// and its ancestors, halving both costs when they exceed a quarter of the LRU size.
+    /// 6.1 and 6.12 do so even at a cost of 0, which then only decays; from 7.1 a cost of 0
+    /// returns at once (`note-cost-skips-zero`). Returns whether it went up the ancestors, and
+    /// so locked their lruvecs.
     fn lru_note_cost(
         &mut self,
         m: &Machine,
@@ -176,14 +179,14 @@ impl Classic {
         file: bool,
         io: u64,
         rotated: u64,
-    ) {
+    ) -> bool {
         let cost = if self.kernel.has(Behaviour::CostCountsRotations) {
             io * SWAP_CLUSTER_MAX + rotated
         } else {
             io
         };
-        if cost == 0 {
-            return;
+        if cost == 0 && self.kernel.has(Behaviour::NoteCostSkipsZero) {
+            return false;
         }
         let epoch = m.stats_epoch();
         for c in m.memcg_ancestors(memcg) {
@@ -201,6 +204,7 @@ impl Classic {
                 lv.anon_cost /= 2;
             }
         }
+        true
     }
 
     /// `pack_shadow`, see [`super::pack_shadow`].
@@ -365,8 +369,11 @@ impl Classic {
         self.move_folios_to_lru(m, memcg, node, &keep_active);
         let nr_deactivate = self.move_folios_to_lru(m, memcg, node, &hold);
         m.count(memcg, Vm::Pgdeactivate, nr_deactivate);
-        if rotated > 0 && self.kernel.has(Behaviour::CostCountsRotations) {
-            self.lru_note_cost(m, memcg, node, file, 0, rotated);
+        // 6.12 notes only a batch with rotations; 7.x notes every batch, returning at 0.
+        if rotated > 0
+            && self.kernel.has(Behaviour::CostCountsRotations)
+            && self.lru_note_cost(m, memcg, node, file, 0, rotated)
+        {
             m.lru_lock_note_cost(memcg, node, true);
         }
         hold.clear();
@@ -451,7 +458,7 @@ impl Classic {
             },
             reclaimed,
         );
-        self.lru_note_cost(
+        let noted = self.lru_note_cost(
             m,
             memcg,
             node,
@@ -459,7 +466,9 @@ impl Classic {
             stat.nr_pageout,
             iso.scanned - reclaimed,
         );
-        m.lru_lock_note_cost(memcg, node, true);
+        if noted {
+            m.lru_lock_note_cost(memcg, node, true);
+        }
         if stat.nr_unqueued_dirty == iso.taken {
             m.wakeup_flusher(true);
         }
@@ -576,6 +585,10 @@ impl Classic {
         }
         if sc.cgroup_reclaim() && swappiness == 0 {
             return (ScanBalance::File, [0, 1], 1);
+        }
+        // memory.reclaim's swappiness=max (7.x; memory_reclaim refuses it before).
+        if swappiness == SWAPPINESS_ANON_ONLY as u64 {
+            return (ScanBalance::Anon, [1, 0], 1);
         }
         if sc.priority == 0 && swappiness != 0 {
             return (ScanBalance::Equal, [1, 1], 1);
@@ -828,8 +841,9 @@ impl Policy for Classic {
         if workingset {
             m.folios[pfn as usize].set(pg::WORKINGSET);
             // lru_note_cost_refault: 32 per page (v6.2+), 1 per page in v6.1.
-            self.lru_note_cost(m, f.memcg, f.node, file, 1, 0);
-            m.lru_lock_note_cost(f.memcg, f.node, false);
+            if self.lru_note_cost(m, f.memcg, f.node, file, 1, 0) {
+                m.lru_lock_note_cost(f.memcg, f.node, false);
+            }
             m.count(f.memcg, restore_ev, 1);
         }
     }

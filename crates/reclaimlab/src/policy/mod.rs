@@ -95,7 +95,7 @@ pub fn catalogue() -> Vec<(&'static str, &'static str)> {
     vec![
         (
             "classic",
-            "the kernel's active/inactive LRU with workingset refault detection (--kernel 6.1|6.12)",
+            "the kernel's active/inactive LRU with workingset refault detection (--kernel 6.1|6.12|7.1|7.2|7.2.13, default 6.12)",
         ),
                 (
             "mglru",
