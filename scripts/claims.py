@@ -4,7 +4,8 @@ interval and whether the claim is reproduced.
 Usage: python3 scripts/claims.py target/release/reclaimlab DIR > claims.md
 
 DIR holds the seed table's saved runs (NAME.json from `reclaimlab compare NAME --policies
-classic,mglru:6.12,mglru:7.1,mglru:7.2,mglru:7.2.13 --seeds 6 --save DIR/NAME.json`,
+classic:6.12,classic:7.2,mglru:6.12,mglru:7.1,mglru:7.2,mglru:7.2.13 --seeds 6 --save
+DIR/NAME.json`,
 docs/seed-results.md). The claims that need other policies (seed 002's 6.1 kernels, seed 004's
 heat levels) are run into DIR/extra/ by this script when missing, the same way.
 
@@ -128,6 +129,15 @@ SERIES = "".join("+" + n for n in [
     "simplify-dirty-writeback", "drop-reclaiming-arg", "remove-file-taken", "remove-unqueued-dirty",
     "unify-writeback-throttling"])
 
+# Seed 004 measured on linux-next of 2025-12-19 ("The performance tests are based on next branch
+# commit: commit ef0d146624b0", 004_cf805cc178928556.txt:47-48): the model's 7.1 (6.16's charge
+# stocks, 6.17's lru_note_cost_unlock_irq, the 6.14-6.17 MGLRU rows) without what came later,
+# fault-around's one-credit rule (0b9c0aeba938, akpm's mm in 2026).
+NEXT_2025_12 = ":7.1-fault-around-credits-faulting-folio-only"
+
+# Seed 000's "CLRU" is the series' own kernel with MGLRU disabled ("I rebased it on top of the
+# current 7.1 rc", 000_2272684d5471770c.txt:449-452; the cover letter's "MGLRU disabled" rows):
+# the classical path of 7.x, `classic:7.2` (the series does not touch it).
 CLAIMS = [
     rel("ycsb-b", "ops/s", "mglru:7.1", "mglru:7.2", 35.8,
         "000: 60654 → 82384 ops/s (+35.8%)", "ycsb-b"),
@@ -135,12 +145,12 @@ CLAIMS = [
         "000: pgpgin 165M → 113M (−31.5%)", "ycsb-b"),
     rel("ycsb-b", "workingset_refault_file", "mglru:7.1", "mglru:7.2", -44.7,
         "000: 12.9M → 7.13M (−44.7%)", "ycsb-b"),
-    rel("chrome-node", "ops/s", "classic:6.12", "mglru:7.2", 32.9,
+    rel("chrome-node", "ops/s", "classic:7.2", "mglru:7.2", 32.9,
         "000: 62399 → 82901 requests (+32.9%)", "chrome-node"),
     dict(kind=jain, scenario="chrome-node", policies=["mglru:7.1", "mglru:7.2"], bound=0.99,
          seed="000: Jain 0.9959 before, 0.9916 after", why="chrome-node",
          what="chrome-node: Jain over clients ≥ 0.99, 7.1 and 7.2"),
-    dict(kind=ooms, scenario="file-anon-mix", policies=["classic:6.12", "mglru:7.2"], kills=False,
+    dict(kind=ooms, scenario="file-anon-mix", policies=["classic:7.2", "mglru:7.2"], kills=False,
          seed="000: classic and MGLRU after the series finish 128 rounds", why="file-anon-mix",
          what="file-anon-mix: no OOM kill under classic and 7.2"),
     dict(kind=ooms, scenario="file-anon-mix", policies=["mglru:7.1"], kills=True,
@@ -152,11 +162,11 @@ CLAIMS = [
     dict(kind=ooms, scenario="dd-throttle", policies=["mglru:7.2"], kills=False,
          seed="000: after the series no OOM", why="dd-throttle",
          what="dd-throttle: no OOM kill under 7.2"),
-    rel("mysql-ro", "ops/s", "classic:6.12", "mglru:7.2", 6.4,
+    rel("mysql-ro", "ops/s", "classic:7.2", "mglru:7.2", 6.4,
         "000: 16245 → 17286 tps (+6.4%)", "mysql-ro"),
-    rel("fio-mmap", "ops/s", "classic:6.12", "mglru:7.2", 9.8,
+    rel("fio-mmap", "ops/s", "classic:7.2", "mglru:7.2", 9.8,
         "000: 8255 → 9066 MB/s (+9.8%)", "fio-mmap"),
-    rel("kernel-build", "sys CPU", "classic:6.12", "mglru:7.2", -44.2,
+    rel("kernel-build", "sys CPU", "classic:7.2", "mglru:7.2", -44.2,
         "000: sys 5024 s → 2801 s (−44.2%)", "kernel-build"),
     rel("fio-pmem", "ops/s", "classic:6.1", "mglru:6.1", 44.0,
         "002: MGLRU +39% to +49% (vs 5.15)", "fio-pmem", extra=True),
@@ -169,10 +179,10 @@ CLAIMS = [
     rel("android-launch-6.12-base", "workingset_refault_file", "mglru:6.12", "mglru:6.12" + SERIES,
         639.0, "003 (camera, 6.12 + the series): refault_file +639%", "android-launch", extra=True,
         run="android-launch"),
-    rel("chrome-node-heat-classic", "ops/s", "classic:6.12", "classic:6.12@heat", 35.0,
-        "004: heat levels +35% with the classical LRU", "heat", extra=True, run="chrome-node"),
-    rel("chrome-node-heat-mglru", "ops/s", "mglru:7.2", "mglru:7.2@heat", 10.0,
-        "004: heat levels +10% with MGLRU", "heat", extra=True, run="chrome-node"),
+    rel("chrome-node-heat-classic", "ops/s", "classic" + NEXT_2025_12, "classic" + NEXT_2025_12 + "@heat",
+        35.0, "004: heat levels +35% with the classical LRU", "heat", extra=True, run="chrome-node"),
+    rel("chrome-node-heat-mglru", "ops/s", "mglru" + NEXT_2025_12, "mglru" + NEXT_2025_12 + "@heat",
+        10.0, "004: heat levels +10% with MGLRU", "heat", extra=True, run="chrome-node"),
 ]
 
 

@@ -1,13 +1,15 @@
 """Builds the seed-scenario results table (markdown) from `compare --save` JSON files.
 
 Usage: python3 scripts/seed_table.py target/release/reclaimlab DIR > table.md, where DIR holds
-NAME.json from `reclaimlab compare NAME --policies classic,mglru:6.12,mglru:7.1,mglru:7.2[,
-mglru:7.2.13] --seeds 6 --save DIR/NAME.json` for every seed scenario (docs/seed-results.md).
+NAME.json from `reclaimlab compare NAME --policies classic:6.12,classic:7.2,mglru:6.12,mglru:7.1,
+mglru:7.2,mglru:7.2.13 --seeds 6 --save DIR/NAME.json` for every seed scenario
+(docs/seed-results.md).
 
 Per scenario and metric: each policy's mean with its 95% CI (cut at 0, or to [0, 1] for Jain's
 index), 95% CIs of the relative change (Welch's t on the log ratio of the means)
-of MGLRU 6.12 and 7.2 against classic, of 7.2 against 7.1 (the 2026 series' own effect) and, when
-the runs include a fifth policy (mglru:7.2.13, Debian's 7.2), of that one against classic. The
+of MGLRU 6.12 against classic 6.12, of MGLRU 7.2 against the classical path of 7.2 (the seeds'
+"CLRU"), of 7.2 against 7.1 (the 2026 series' own effect) and of mglru:7.2.13 (Debian's 7.2)
+against classic 7.2, each where the runs have both policies. The
 statistics come from `reclaimlab stats` (the same code as `compare`).
 """
 import json
@@ -108,24 +110,28 @@ def welch(base, xs):
     return stats([base, xs])
 
 
+# The comparisons, by policy: MGLRU 6.12 against classic 6.12 (one kernel), MGLRU 7.2 against
+# the classical path of the same 7.2 kernel (the seeds' "CLRU", MGLRU disabled), the 2026
+# series' own effect (7.2 against 7.1) and Debian's 7.2 against that classical 7.2.
+VS = [("mglru:6.12", "classic:6.12", "6.12 vs classic 6.12"),
+      ("mglru:7.2", "classic:7.2", "7.2 vs classic 7.2"),
+      ("mglru:7.2", "mglru:7.1", "7.2 vs 7.1"),
+      ("mglru:7.2.13", "classic:7.2", "7.2.13 vs classic 7.2")]
+
 header = None
 for name, metrics, seed in SCENARIOS:
     runs = json.load(open(f"{DIR}/{name}.json"))
     pols = [r[0]["policy"] for r in runs]
-    # Columns: each policy, then 6.12 vs classic, 7.2 vs classic, 7.2 vs 7.1 and, when the runs
-    # have it, 7.2.13 (Debian's 7.2) vs classic.
-    extra = len(pols) > 4
+    vs_here = [(pols.index(o), pols.index(b), label) for o, b, label in VS if o in pols and b in pols]
     if header is None:
-        header = ["scenario", "metric"] + pols + ["6.12 vs classic", "7.2 vs classic", "7.2 vs 7.1"]
-        if extra:
-            header.append("7.2.13 vs classic")
+        header = ["scenario", "metric"] + pols + [label for _, _, label in vs_here]
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
+    elif header[2:2 + len(pols)] != pols:
+        sys.exit(f"{name}.json has policies {pols}, the table's first scenario {header[2:2 + len(pols)]}")
     for k in metrics:
         cols = [[GET[k](r) for r in per] for per in runs]
         cells = [mean_ci(c, "unit" if k.startswith("Jain") else "nonnegative") for c in cols]
-        vs = [welch(cols[0], cols[1]), welch(cols[0], cols[3]), welch(cols[2], cols[3])]
-        if extra:
-            vs.append(welch(cols[0], cols[4]))
+        vs = [welch(cols[b], cols[o]) for o, b, _ in vs_here]
         print(f"| {name} | {k} | " + " | ".join(cells + vs) + " |")
     print(f"| {name} | *seed* | {seed} " + "|" * (len(header) - 2) + "|")
