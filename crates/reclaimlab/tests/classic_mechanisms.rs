@@ -510,6 +510,24 @@ fn lru_note_cost_counts_rotations_in_6_12_only_and_halves_above_a_quarter() {
     assert_eq!(rotation_costs(Kernel::V6_1), [(0, 0); 4]);
 }
 
+/// A machine with zram and a process that wrote 4 anon pages, then read `file_pages` pages of
+/// a file once, drained to the LRU lists and with the memcg statistics flushed (lru_note_cost
+/// reads the LRU size through rstat from 6.8).
+fn four_anon_beside_clean_file(kernel: Kernel, file_pages: u64) -> (Machine, Classic) {
+    let (mut m, mut pol) = machine(4096, kernel, zram(256));
+    let f = m.create_file("f", file_pages);
+    let p = m.create_process("p", 0, 4);
+    for i in 0..4 {
+        write_anon(&mut m, &mut pol, p, i);
+    }
+    for i in 0..file_pages {
+        read(&mut m, &mut pol, p, f, i);
+    }
+    drain(&mut m, &mut pol);
+    flush_stats(&mut m);
+    (m, pol)
+}
+
 /// §4.9 and §11: pages written by reclaim cost 32 each in v6.12 (plus rotations) and 1 each in
 /// v6.1. Four anon pages are kept once (young) and then swapped out to zram.
 #[test]
@@ -517,17 +535,7 @@ fn lru_note_cost_weights_pageout_by_32_in_6_12_and_1_in_6_1() {
     for (kernel, after_keep, after_swapout) in
         [(Kernel::V6_12, 4, 4 + 4 * 32), (Kernel::V6_1, 0, 4)]
     {
-        let (mut m, mut pol) = machine(4096, kernel, zram(256));
-        let f = m.create_file("f", 1000);
-        let p = m.create_process("p", 0, 4);
-        for i in 0..4 {
-            write_anon(&mut m, &mut pol, p, i);
-        }
-        for i in 0..1000 {
-            read(&mut m, &mut pol, p, f, i);
-        }
-        drain(&mut m, &mut pol);
-        flush_stats(&mut m); // lru_note_cost reads the LRU size through rstat (6.8+)
+        let (mut m, mut pol) = four_anon_beside_clean_file(kernel, 1000);
         assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 0);
         assert_eq!(pol.lruvec(0, 0).anon_cost, after_keep, "{kernel}");
         assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 4);
@@ -542,17 +550,7 @@ fn lru_note_cost_weights_pageout_by_32_in_6_12_and_1_in_6_1() {
 /// reclaims 8 of those file pages, which costs nothing (no pageout, no rotation). Returns
 /// (anon_cost, file_cost) after the swap-out and after the file batch.
 fn costs_around_a_free_batch(kernel: Kernel) -> [(u64, u64); 2] {
-    let (mut m, mut pol) = machine(4096, kernel, zram(256));
-    let f = m.create_file("f", 24);
-    let p = m.create_process("p", 0, 4);
-    for i in 0..4 {
-        write_anon(&mut m, &mut pol, p, i);
-    }
-    for i in 0..24 {
-        read(&mut m, &mut pol, p, f, i);
-    }
-    drain(&mut m, &mut pol);
-    flush_stats(&mut m); // lru_note_cost reads the LRU size through rstat (6.8+)
+    let (mut m, mut pol) = four_anon_beside_clean_file(kernel, 24);
     assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 0);
     assert_eq!(shrink_inactive(&mut m, &mut pol, LRU_INACTIVE_ANON, 4), 4);
     flush_stats(&mut m);
