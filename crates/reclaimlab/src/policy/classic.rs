@@ -169,24 +169,27 @@ impl Classic {
     /// `lru_note_cost` (`lru_note_cost_unlock_irq` from 7.1): add reclaim cost to the lruvec
     /// and its ancestors, halving both costs when they exceed a quarter of the LRU size.
     /// 6.1 and 6.12 do so even at a cost of 0, which then only decays; from 7.1 a cost of 0
-    /// returns at once (`note-cost-skips-zero`). Returns whether it went up the ancestors, and
-    /// so locked their lruvecs.
+    /// returns at once (`note-cost-skips-zero`), taking none of the ancestors' lruvec locks.
+    /// `after_putback`: the caller has just put a reclaim batch back under the lruvec's lock
+    /// (see `Machine::lru_lock_note_cost`); a refault has not.
+    #[allow(clippy::too_many_arguments)]
     fn lru_note_cost(
         &mut self,
-        m: &Machine,
+        m: &mut Machine,
         memcg: u16,
         node: u8,
         file: bool,
         io: u64,
         rotated: u64,
-    ) -> bool {
+        after_putback: bool,
+    ) {
         let cost = if self.kernel.has(Behaviour::CostCountsRotations) {
             io * SWAP_CLUSTER_MAX + rotated
         } else {
             io
         };
         if cost == 0 && self.kernel.has(Behaviour::NoteCostSkipsZero) {
-            return false;
+            return;
         }
         let epoch = m.stats_epoch();
         for c in m.memcg_ancestors(memcg) {
@@ -204,7 +207,7 @@ impl Classic {
                 lv.anon_cost /= 2;
             }
         }
-        true
+        m.lru_lock_note_cost(memcg, node, after_putback);
     }
 
     /// `pack_shadow`, see [`super::pack_shadow`].
@@ -370,11 +373,8 @@ impl Classic {
         let nr_deactivate = self.move_folios_to_lru(m, memcg, node, &hold);
         m.count(memcg, Vm::Pgdeactivate, nr_deactivate);
         // 6.12 notes only a batch with rotations; 7.x notes every batch, returning at 0.
-        if rotated > 0
-            && self.kernel.has(Behaviour::CostCountsRotations)
-            && self.lru_note_cost(m, memcg, node, file, 0, rotated)
-        {
-            m.lru_lock_note_cost(memcg, node, true);
+        if rotated > 0 && self.kernel.has(Behaviour::CostCountsRotations) {
+            self.lru_note_cost(m, memcg, node, file, 0, rotated, true);
         }
         hold.clear();
         keep_active.clear();
@@ -458,17 +458,15 @@ impl Classic {
             },
             reclaimed,
         );
-        let noted = self.lru_note_cost(
+        self.lru_note_cost(
             m,
             memcg,
             node,
             file,
             stat.nr_pageout,
             iso.scanned - reclaimed,
+            true,
         );
-        if noted {
-            m.lru_lock_note_cost(memcg, node, true);
-        }
         if stat.nr_unqueued_dirty == iso.taken {
             m.wakeup_flusher(true);
         }
@@ -841,9 +839,7 @@ impl Policy for Classic {
         if workingset {
             m.folios[pfn as usize].set(pg::WORKINGSET);
             // lru_note_cost_refault: 32 per page (v6.2+), 1 per page in v6.1.
-            if self.lru_note_cost(m, f.memcg, f.node, file, 1, 0) {
-                m.lru_lock_note_cost(f.memcg, f.node, false);
-            }
+            self.lru_note_cost(m, f.memcg, f.node, file, 1, 0, false);
             m.count(f.memcg, restore_ev, 1);
         }
     }
