@@ -67,6 +67,18 @@ pub enum Pattern {
     /// the next block is drawn. Models I/O or objects larger than a page: a 32 KiB
     /// WiredTiger leaf, a 512 MiB server buffer touched page by page, an fio `bs`.
     Blocks { of: Box<Pattern>, block_pages: u64 },
+    /// sysbench 1.0's default `--rand-type=special` over `[0, pages)`, with its default
+    /// `--rand-spec-pct=1`, `--rand-spec-res=75`, `--rand-spec-iter=12` (sb_rand_special in
+    /// akopytov/sysbench src/sb_rand.c, tag 1.0.20; 1.1 made `uniform` the default): 75% of
+    /// the draws are uniform over a band of 0.75% of the range just past its middle (the
+    /// `[0.25, 1)` part of `(pct% of the range + 1)`, placed at `range/2 - range*pct/200`), the
+    /// other 25% are the mean of 12 uniform draws over the range (sd = range / 12, centred).
+    /// Hot pages are contiguous, as the rows sysbench picks are consecutive primary keys.
+    Special { pages: u64 },
+    /// `tables` equal tables of `of.footprint()` pages laid out one after the other: each draw
+    /// picks a table uniformly (sysbench's `get_table_num`), then an index within it from
+    /// `of`.
+    Tables { tables: u64, of: Box<Pattern> },
 }
 
 impl Pattern {
@@ -77,7 +89,8 @@ impl Pattern {
         match *self {
             Pattern::Sequential { pages }
             | Pattern::Uniform { pages }
-            | Pattern::Loop { pages } => positive("pages", pages),
+            | Pattern::Loop { pages }
+            | Pattern::Special { pages } => positive("pages", pages),
             Pattern::Zipf { pages, s } => {
                 positive("pages", pages)?;
                 non_negative_finite("zipf s", s)
@@ -103,6 +116,14 @@ impl Pattern {
                     .map(|_| ())
                     .ok_or_else(|| "blocks: footprint overflows".to_string())
             }
+            Pattern::Tables { tables, ref of } => {
+                of.validate()?;
+                positive("tables tables", tables)?;
+                of.footprint()
+                    .checked_mul(tables)
+                    .map(|_| ())
+                    .ok_or_else(|| "tables: footprint overflows".to_string())
+            }
         }
     }
 
@@ -114,6 +135,7 @@ impl Pattern {
             | Pattern::Uniform { pages }
             | Pattern::Zipf { pages, .. }
             | Pattern::Loop { pages }
+            | Pattern::Special { pages }
             | Pattern::Normal { pages, .. } => pages,
             Pattern::HotScan {
                 hot,
@@ -131,6 +153,7 @@ impl Pattern {
                 ref of,
                 block_pages,
             } => of.footprint().saturating_mul(block_pages),
+            Pattern::Tables { tables, ref of } => of.footprint().saturating_mul(tables),
         }
     }
 
@@ -250,6 +273,14 @@ enum Gen {
         base: u64,
         left: u64,
     },
+    Special {
+        pages: u64,
+    },
+    Tables {
+        tables: u64,
+        per_table: u64,
+        of: Box<Gen>,
+    },
     /// The pattern failed validation.
     Invalid,
 }
@@ -290,6 +321,12 @@ impl Gen {
                 base: 0,
                 left: 0,
             },
+            Pattern::Special { pages } => Gen::Special { pages },
+            Pattern::Tables { tables, ref of } => Gen::Tables {
+                tables,
+                per_table: of.footprint(),
+                of: Box::new(Gen::new(of)),
+            },
         }
     }
 
@@ -320,9 +357,38 @@ impl Gen {
                 *left -= 1;
                 *base + (*block_pages - 1 - *left)
             }
+            Gen::Special { pages } => sysbench_special(rng, *pages),
+            Gen::Tables {
+                tables,
+                per_table,
+                of,
+            } => rng.random_range(0..*tables) * *per_table + of.next(rng)?,
             Gen::Invalid => return None,
         })
     }
+}
+
+/// sysbench's `--rand-spec-iter`, `--rand-spec-pct` and `--rand-spec-res` defaults (1.0.20).
+const SB_RAND_SPEC_ITER: u32 = 12;
+const SB_RAND_SPEC_PCT: f64 = 1.0;
+const SB_RAND_SPEC_RES: f64 = 75.0;
+
+/// One draw of sysbench's `special` distribution over `[0, pages)` (`sb_rand_special` with
+/// `a = 0`, `b = pages - 1`): see [`Pattern::Special`].
+fn sysbench_special(rng: &mut ChaCha8Rng, pages: u64) -> u64 {
+    let t = (pages - 1) as f64;
+    let rnd: f64 = rng.random();
+    let v = if rnd * t * 100.0 / (100.0 - SB_RAND_SPEC_RES) < t {
+        // The Gaussian share: the mean of SB_RAND_SPEC_ITER uniform draws.
+        let sum: f64 = (0..SB_RAND_SPEC_ITER).map(|_| rng.random::<f64>()).sum();
+        sum * t / SB_RAND_SPEC_ITER as f64
+    } else {
+        // The special share: rnd (in [res-complement, 1)) over pct% of the range plus one,
+        // shifted to the middle.
+        let band = t * SB_RAND_SPEC_PCT / 100.0;
+        rnd * (band + 1.0) + t / 2.0 - t * SB_RAND_SPEC_PCT / 200.0
+    };
+    (v as u64).min(pages - 1)
 }
 
 /// One Gaussian draw rounded and clamped to `[0, pages - 1]`.
@@ -472,7 +538,82 @@ mod tests {
                 of: Box::new(Pattern::Uniform { pages: 125 }),
                 block_pages: 8,
             },
+            Pattern::Special { pages: 1000 },
+            Pattern::Tables {
+                tables: 4,
+                of: Box::new(Pattern::Special { pages: 250 }),
+            },
         ]
+    }
+
+    /// sysbench's defaults: 75% of draws in the band `[t/2 - t/200 + (t/100 + 1)/4,
+    /// t/2 - t/200 + t/100 + 1)`, the rest a Gaussian of sd t/12 (Irwin–Hall of 12) centred.
+    #[test]
+    fn special_puts_three_quarters_in_a_band_past_the_middle() {
+        let pages = 200_001u64;
+        let t = (pages - 1) as f64;
+        let lo = (t / 2.0 - t / 200.0 + (t / 100.0 + 1.0) / 4.0) as u64; // 99_500
+        let hi = (t / 2.0 - t / 200.0 + t / 100.0 + 1.0) as u64; // 101_001
+        let v = take(&Pattern::Special { pages }, 3, 400_000);
+        let in_band: Vec<u64> = v
+            .iter()
+            .copied()
+            .filter(|&x| (lo..hi).contains(&x))
+            .collect();
+        // 75% plus the Gaussian's mass in the band (1501 pages at its peak: 25% x 0.036).
+        let share = in_band.len() as f64 / v.len() as f64;
+        assert!((0.755..0.765).contains(&share), "{share}");
+        // Uniform within the band: its two halves take equal shares.
+        let mid = (lo + hi) / 2;
+        let low_half = in_band.iter().filter(|&&x| x < mid).count() as f64;
+        assert!((low_half / in_band.len() as f64 - 0.5).abs() < 0.01);
+        // The rest: centred, sd t/12 (within 3%), nothing beyond 6 sd (the Irwin-Hall bound).
+        let rest: Vec<f64> = v
+            .iter()
+            .filter(|&&x| !(lo..hi).contains(&x))
+            .map(|&x| x as f64)
+            .collect();
+        let mean = rest.iter().sum::<f64>() / rest.len() as f64;
+        let sd = (rest.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / rest.len() as f64).sqrt();
+        assert!((mean / (t / 2.0) - 1.0).abs() < 0.01, "{mean}");
+        assert!((sd / (t / 12.0) - 1.0).abs() < 0.03, "{sd}");
+        assert!(v.iter().all(|&x| x < pages));
+    }
+
+    #[test]
+    fn tables_pick_a_table_uniformly_then_draw_inside_it() {
+        let p = Pattern::Tables {
+            tables: 4,
+            of: Box::new(Pattern::Special { pages: 1000 }),
+        };
+        assert_eq!(p.footprint(), 4000);
+        let v = take(&p, 9, 40_000);
+        for table in 0..4 {
+            let mine: Vec<u64> = v
+                .iter()
+                .filter(|&&x| x / 1000 == table)
+                .map(|&x| x % 1000)
+                .collect();
+            let share = mine.len() as f64 / v.len() as f64;
+            assert!((share - 0.25).abs() < 0.01, "table {table}: {share}");
+            // Each table has its own hot band, at the same place within it.
+            let hot = mine.iter().filter(|&&x| (497..508).contains(&x)).count() as f64;
+            assert!(hot / mine.len() as f64 > 0.74, "table {table}");
+        }
+        for bad in [
+            Pattern::Tables {
+                tables: 0,
+                of: Box::new(Pattern::Uniform { pages: 10 }),
+            },
+            Pattern::Tables {
+                tables: u64::MAX / 2,
+                of: Box::new(Pattern::Uniform { pages: 10 }),
+            },
+            Pattern::Special { pages: 0 },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+            assert_eq!(bad.iter(1).next(), None);
+        }
     }
 
     #[test]
