@@ -460,6 +460,73 @@ fn mysql_ro_swaps_its_buffer_pool() {
     assert_eq!(r.oom_kills, 0);
 }
 
+/// A transaction is sysbench 1.0's oltp_read_only with its defaults: 10 point selects (a
+/// 16 KiB leaf, 4 pool pages each) and 4 range selects of 100 rows (6 pool pages each), keys
+/// from the `special` distribution (75% in a band of 0.75% of a table just past its middle),
+/// then the sourced CPU time per transaction.
+#[test]
+fn mysql_ro_transactions_are_sysbench_oltp_read_only() {
+    let scn = micro::builtin("mysql-ro", 1.0 / 128.0).unwrap();
+    let table = scn.files[0].pages / 48;
+    assert_eq!(
+        table % 12,
+        0,
+        "whole 16 KiB pages and 6-page ranges per table"
+    );
+    let mut share = RunShare::default();
+    let mut it = StreamIter::new(&scn.threads[0].stream, 0, &mut share);
+    // Skip the load (the thread's table: file reads, then pool writes).
+    while it.next_action() != Some(Action::OpBegin) {}
+    let (mut runs4, mut runs6, mut hot, mut txns) = (0u64, 0u64, 0u64, 0u64);
+    while txns < 1000 {
+        let mut pages = Vec::new();
+        let think = loop {
+            match it.next_action().unwrap() {
+                Action::Access {
+                    page: PageRef::Anon { page },
+                    op: Op::Read,
+                    ..
+                } => pages.push(page),
+                Action::Think(ns) => break ns,
+                a => panic!("unexpected {a:?}"),
+            }
+        };
+        assert_eq!(think, 1_200_000);
+        assert_eq!(it.next_action(), Some(Action::OpEnd));
+        assert_eq!(pages.len(), 10 * 4 + 4 * 6);
+        let (points, ranges) = pages.split_at(40);
+        for (run, len) in points
+            .chunks(4)
+            .map(|c| (c, 4))
+            .chain(ranges.chunks(6).map(|c| (c, 6)))
+        {
+            assert_eq!(run[0] % len, 0, "{run:?}");
+            assert!(run.windows(2).all(|w| w[1] == w[0] + 1), "{run:?}");
+            assert_eq!(run[0] / table, run[len as usize - 1] / table, "one table");
+            // sb_rand_special's band over the table's blocks of `len` pages.
+            let t = (table / len - 1) as f64;
+            let lo = t / 2.0 - t / 200.0 + (t / 100.0 + 1.0) / 4.0;
+            let hi = t / 2.0 - t / 200.0 + t / 100.0 + 1.0;
+            let block = ((run[0] % table) / len) as f64;
+            hot += (lo.floor()..hi).contains(&block) as u64;
+            if len == 4 {
+                runs4 += 1;
+            } else {
+                runs6 += 1;
+            }
+        }
+        txns += 1;
+        if txns < 1000 {
+            // A round ends with its mark; the next transaction begins.
+            assert_eq!(it.next_action(), Some(Action::Mark));
+            assert_eq!(it.next_action(), Some(Action::OpBegin));
+        }
+    }
+    // The special band (plus the Gaussian's share of it): three quarters of the keys.
+    let share_hot = hot as f64 / (runs4 + runs6) as f64;
+    assert!((0.74..0.80).contains(&share_hot), "{share_hot}");
+}
+
 #[test]
 fn fio_mmap_reads_through_mapping_faults() {
     let scn = micro::builtin("fio-mmap", 1.0 / 512.0).unwrap();

@@ -483,29 +483,46 @@ pub fn dd_throttle(scale: f64) -> Scenario {
 /// Scale 1: the series' test machine (2 nodes of 64 GiB, 96 CPUs), NVMe, zram of 32 GiB (size
 /// not given); memcg `/mysql` with memory.max 2 GiB; `mysqld` with an InnoDB buffer pool of
 /// 24.3 GiB (anon; innodb_buffer_pool_size=26106127360) of which the data uses 21.6 GiB; the
-/// data is one 21.6 GiB file (48 tables x 2M rows of ~225 B with index), read through the
-/// page cache (innodb_flush_method=fsync, the default). 48 threads: each first loads its
-/// slice of the data (reads its file slice in 16 KiB page reads, InnoDB's default
-/// `innodb_page_size`, each one read() request of 4 pages; writes its pool slice), then runs
-/// transactions
-/// (requests): 40 buffer-pool page accesses, Zipf 0.99 over the pool (14 queries of ~3 B-tree
-/// pages; sysbench's "special" distribution approximated by Zipf), plus 700 us of CPU (14
-/// queries x 50 us, an assumption). 600 s x ~17000 tps = 10.2M transactions (scaled).
+/// data is one 21.6 GiB file of 48 tables x 2M rows (`--tables=48 --table-size=2000000`,
+/// 000:140-141) of ~235 B with index, table after table, read through the page cache
+/// (innodb_flush_method=fsync, the default). 48 threads: each first loads one table (reads
+/// its file slice in 16 KiB page reads, InnoDB's default `innodb_page_size`, each one read()
+/// request of 4 pages; writes its pool slice, so the pool holds the tables in key order),
+/// then runs transactions (requests) as sysbench 1.0's oltp_read_only with its defaults:
+/// - 10 point selects: a table drawn uniformly, a key from sysbench's default `special`
+///   distribution ([`Pattern::Special`]; the seed's command sets no `--rand-type`), its
+///   16 KiB leaf page (4 pool pages);
+/// - 4 range selects (simple, sum, order, distinct) of 100 rows each: a table and a first
+///   key as above, 6 consecutive pool pages (100 rows of ~235 B);
+/// - 1.2 ms of CPU ([`MYSQL_RO_CPU_PER_TRANSACTION_NS`]).
 ///
-/// Left out: SQL execution beyond its CPU time, InnoDB's LRU and read-ahead, the redo log,
-/// range scans' sequential leaves.
+/// 600 s x ~17000 tps = 10.2M transactions (scaled).
+///
+/// Left out: SQL execution beyond its CPU time, the B-tree's root and internal pages (0.1%
+/// of the data, touched by every query: always resident), InnoDB's LRU and read-ahead, the
+/// redo log; sysbench draws one table for all 10 point selects, the model one per select.
 pub fn mysql_ro(scale: f64) -> Scenario {
     let threads = 48u32;
     let mut mc = machine(2, 64.0, 96, scale);
     mc.swap = zram(gib(32.0, scale));
     mc.memcgs = vec![MemcgConfig::new("/mysql").with_max(gib(2.0, scale))];
     let pool = gib(24.3, scale);
-    let data = gib(21.6, scale).min(pool);
-    let slice = (data / threads as u64).max(1);
+    // Whole tables of whole 16 KiB pages and 6-page ranges.
+    let table = (gib(21.6, scale).min(pool) / threads as u64 / 12).max(1) * 12;
+    let data = table * threads as u64;
     let rounds = count(10_200_000.0 / threads as f64, scale);
+    let keys = |block_pages: u64| Pattern::Blocks {
+        of: Box::new(Pattern::Tables {
+            tables: threads as u64,
+            of: Box::new(Pattern::Special {
+                pages: table / block_pages,
+            }),
+        }),
+        block_pages,
+    };
     let ts = (0..threads)
         .map(|i| {
-            let off = i as u64 * slice;
+            let off = i as u64 * table;
             thread(
                 0,
                 i * 2 % 96,
@@ -513,36 +530,29 @@ pub fn mysql_ro(scale: f64) -> Scenario {
                     vec![
                         Step::Phase(at(
                             Phase::new(
-                                Pattern::Sequential { pages: slice },
+                                Pattern::Sequential { pages: table },
                                 Target::fd(0),
                                 0,
-                                slice,
+                                table,
                             )
                             .requests(4),
                             off,
                         )),
                         Step::Phase(at(
                             Phase::new(
-                                Pattern::Sequential { pages: slice },
+                                Pattern::Sequential { pages: table },
                                 Target::Anon,
                                 100,
-                                slice,
+                                table,
                             ),
                             off,
                         )),
                     ],
                     vec![
                         Step::OpBegin,
-                        Step::Phase(Phase::new(
-                            Pattern::Zipf {
-                                pages: data,
-                                s: 0.99,
-                            },
-                            Target::Anon,
-                            0,
-                            40,
-                        )),
-                        Step::Think(700 * US),
+                        Step::Phase(Phase::new(keys(4), Target::Anon, 0, 10 * 4)),
+                        Step::Phase(Phase::new(keys(6), Target::Anon, 0, 4 * 6)),
+                        Step::Think(MYSQL_RO_CPU_PER_TRANSACTION_NS),
                         Step::OpEnd,
                     ],
                     rounds,
@@ -559,6 +569,13 @@ pub fn mysql_ro(scale: f64) -> Scenario {
         threads: ts,
     }
 }
+
+/// CPU time of one sysbench oltp_read_only transaction, MySQL and the sysbench client on one
+/// host (the seed's command names no `--mysql-host`): 1.18-1.21 ms measured by Mark
+/// Callaghan (github.com/mdcallag/mytools, bench/arc/nov25.sb.mysql/dop40: vmstat us+sy per
+/// query x 16 queries per transaction, MySQL 8.0.44 and 8.4.7, 40 clients, EPYC 9454P);
+/// 1.57-1.60 ms on a 2-socket Xeon Silver 4214R (dec25.sb.socket.my). docs/scenarios.md.
+pub const MYSQL_RO_CPU_PER_TRANSACTION_NS: u64 = 1_200 * US;
 
 /// `fio-mmap` (seeds 000, 001): fio randread with the mmap engine on a ramdisk.
 ///
