@@ -245,6 +245,26 @@ struct StatsArgs {
     domain: DomainArg,
 }
 
+/// `--interleave`: whether other tasks run during a reclaimer's isolated batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Interleave {
+    Auto,
+    #[value(alias = "true")]
+    On,
+    #[value(alias = "false")]
+    Off,
+}
+
+impl Interleave {
+    fn name(self) -> &'static str {
+        match self {
+            Interleave::Auto => "auto",
+            Interleave::On => "on",
+            Interleave::Off => "off",
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum DomainArg {
     Real,
@@ -343,11 +363,14 @@ struct WorkloadArgs {
     /// them with kswapd and the flusher (docs/model.md, "CPUs").
     #[arg(long, value_name = "N")]
     cpus: Option<u32>,
-    /// Experimental: tasks on other CPUs run while a reclaimer has a batch isolated, before each
-    /// folio it examines (docs/model.md §1, "Reclaimers meet at the folio lock"). Needs more
-    /// than one CPU.
-    #[arg(long)]
-    interleave: bool,
+    /// Tasks on other CPUs run while a reclaimer has a batch isolated, before each folio it
+    /// examines (docs/model.md §1, "Reclaimers meet at the folio lock"). auto: on where the
+    /// machine has its real size and more than one CPU (a trace replay, or a scenario at
+    /// --scale 1 other than the miniature file-anon-mix-mini), off for a scaled-down scenario;
+    /// on and off need more than one CPU. `--interleave` alone means on
+    #[arg(long, value_enum, value_name = "WHEN", num_args = 0..=1,
+          default_value_t = Interleave::Auto, default_missing_value = "on")]
+    interleave: Interleave,
     /// Override a cost of the simulated clock, e.g. --cost zram_compress_ns=2000 (repeatable;
     /// names as in docs/model.md, "Costs").
     #[arg(long, value_name = "NAME=NS")]
@@ -599,16 +622,7 @@ fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     if let Some(n) = w.cpus {
         scn.set_cpus(n)?;
     }
-    if w.interleave {
-        if scn.machine.cpus < 2 {
-            return Err(format!(
-                "--interleave: scenario '{}' has one CPU, where no other task can run during \
-                 reclaim; give --cpus 2 or more",
-                scn.name
-            ));
-        }
-        scn.machine.interleave = true;
-    }
+    scn.machine.interleave = interleave_of(w, &scn)?;
     for spec in &w.memory_max {
         let (path, pages) = options::parse_memory_max(spec)?;
         let memcg = scn
@@ -629,6 +643,33 @@ fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
     }
     scn.machine.validate()?;
     Ok(scn)
+}
+
+/// Whether the run interleaves tasks inside reclaim (`MachineConfig::interleave`). `auto` turns
+/// it on where the machine has its real size: a batch is `SWAP_CLUSTER_MAX` pages at any scale,
+/// so a scaled-down scenario that keeps its thread count lets its concurrent reclaimers hold a
+/// share of its LRU lists the seed's machine never sees, and `too_many_isolated` throttles them
+/// where the kernel would not (docs/model.md §1).
+fn interleave_of(w: &WorkloadArgs, scn: &Scenario) -> Result<bool, String> {
+    let one_cpu = scn.machine.cpus < 2;
+    match w.interleave {
+        Interleave::Auto => Ok(!one_cpu && at_real_size(w)),
+        _ if one_cpu => Err(format!(
+            "--interleave: scenario '{}' has one CPU, where no other task can run during \
+             reclaim; give --cpus 2 or more",
+            scn.name
+        )),
+        Interleave::On => Ok(true),
+        Interleave::Off => Ok(false),
+    }
+}
+
+/// A trace replay, or a built-in scenario at its own size (`micro::at_real_size`).
+fn at_real_size(w: &WorkloadArgs) -> bool {
+    match &w.scenario {
+        Some(name) => micro::at_real_size(name, scale_of(name, w.scale)),
+        None => true,
+    }
 }
 
 /// Memory of a trace replay's machine when neither --memory-mib nor --cache-pages is given.
@@ -1931,7 +1972,7 @@ fn options_fingerprint(
         "read_ahead_kb": w.read_ahead_kb,
         "fault_around_bytes": w.fault_around_bytes,
         "cpus": w.cpus,
-        "interleave": w.interleave,
+        "interleave": w.interleave.name(),
         "cost": w.cost,
         "enabled": w.enabled,
         "min_ttl_ms": w.min_ttl_ms,

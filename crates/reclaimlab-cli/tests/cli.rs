@@ -383,3 +383,55 @@ fn mrc_refuses_options_that_would_do_nothing() {
         assert!(o.stdout.is_empty(), "{args:?}: printed before failing");
     }
 }
+
+/// `--interleave` (docs/model.md §1, "Reclaimers meet at the folio lock"): auto, the default,
+/// lets tasks run inside another's reclaim batch where the machine has its real size (scale 1)
+/// and more than one CPU; scaled down it is off; on and off force it; one CPU refuses both.
+#[test]
+fn interleave_is_on_at_real_size_off_when_scaled_and_refused_on_one_cpu() {
+    let nested = |extra: &[&str]| {
+        let mut args = vec!["run", "swap-storm", "--policy", "classic", "--json"];
+        args.extend_from_slice(extra);
+        let o = reclaimlab(&args, None);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["cpu"]["nested_steps"].as_u64().unwrap()
+    };
+    // swap-storm: four threads on four CPUs reclaiming directly.
+    let auto = nested(&[]);
+    assert!(auto > 0, "auto at scale 1");
+    assert_eq!(nested(&["--interleave", "auto"]), auto);
+    assert_eq!(nested(&["--interleave", "on"]), auto);
+    assert_eq!(nested(&["--interleave"]), auto, "bare --interleave is on");
+    assert_eq!(nested(&["--interleave", "off"]), 0);
+    assert_eq!(nested(&["--scale", "0.5"]), 0, "auto when scaled down");
+    assert!(nested(&["--scale", "0.5", "--interleave", "on"]) > 0);
+    // file-anon-mix-mini is a miniature of seed 000's machine at scale 1: auto is off.
+    let mini = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "file-anon-mix-mini",
+            "--policy",
+            "mglru:7.2",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = reclaimlab(&args, None);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["cpu"]["nested_steps"].as_u64().unwrap()
+    };
+    assert_eq!(mini(&["--max-time", "3"]), 0);
+    assert!(mini(&["--max-time", "3", "--interleave"]) > 0);
+    for args in [
+        vec!["run", "zipf", "--interleave", "on"],
+        vec!["run", "zipf", "--interleave", "off"],
+        vec!["run", "swap-storm", "--interleave", "sometimes"],
+    ] {
+        let o = reclaimlab(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains("--interleave"), "{args:?}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
+    }
+}

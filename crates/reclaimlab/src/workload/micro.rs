@@ -30,6 +30,17 @@ pub fn default_scale(name: &str) -> Option<f64> {
         .map(|b| b.default_scale)
 }
 
+/// Built-in scenarios that are miniatures of a seed's setup even at scale 1: their memory is
+/// scaled down while their thread counts are the seed's (`file-anon-mix-mini` is 1/256 of
+/// spec E2's machine), so their reclaimers' batches are a seed-sized share of their lists.
+const MINIATURES: &[&str] = &["file-anon-mix-mini"];
+
+/// Whether the built-in scenario `name` at `scale` is a machine of its own size: scale 1 and
+/// not a miniature (the micro-scenarios' 64 MiB machine, the seed scenarios' own machine).
+pub fn at_real_size(name: &str, scale: f64) -> bool {
+    scale == 1.0 && !MINIATURES.contains(&name)
+}
+
 /// The micro-scenarios.
 fn micro_builtins() -> Vec<Builtin> {
     vec![
