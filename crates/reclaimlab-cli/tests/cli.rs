@@ -389,40 +389,36 @@ fn mrc_refuses_options_that_would_do_nothing() {
 /// and more than one CPU; scaled down it is off; on and off force it; one CPU refuses both.
 #[test]
 fn interleave_is_on_at_real_size_off_when_scaled_and_refused_on_one_cpu() {
-    let nested = |extra: &[&str]| {
-        let mut args = vec!["run", "swap-storm", "--policy", "classic", "--json"];
-        args.extend_from_slice(extra);
-        let o = reclaimlab(&args, None);
-        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+    // Task steps run inside another task's reclaim batch, for `run SCENARIO ARGS...`.
+    let nested = |args: &[&str]| {
+        let mut argv = vec!["run"];
+        argv.extend_from_slice(args);
+        argv.push("--json");
+        let o = reclaimlab(&argv, None);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         v["cpu"]["nested_steps"].as_u64().unwrap()
     };
     // swap-storm: four threads on four CPUs reclaiming directly.
-    let auto = nested(&[]);
+    let storm = |extra: &[&str]| nested(&[&["swap-storm", "--policy", "classic"], extra].concat());
+    let auto = storm(&[]);
     assert!(auto > 0, "auto at scale 1");
-    assert_eq!(nested(&["--interleave", "auto"]), auto);
-    assert_eq!(nested(&["--interleave", "on"]), auto);
-    assert_eq!(nested(&["--interleave"]), auto, "bare --interleave is on");
-    assert_eq!(nested(&["--interleave", "off"]), 0);
-    assert_eq!(nested(&["--scale", "0.5"]), 0, "auto when scaled down");
-    assert!(nested(&["--scale", "0.5", "--interleave", "on"]) > 0);
+    assert_eq!(storm(&["--interleave", "auto"]), auto);
+    assert_eq!(storm(&["--interleave", "on"]), auto);
+    assert_eq!(storm(&["--interleave"]), auto, "bare --interleave is on");
+    assert_eq!(storm(&["--interleave", "off"]), 0);
+    assert_eq!(storm(&["--scale", "0.5"]), 0, "auto when scaled down");
+    assert!(storm(&["--scale", "0.5", "--interleave", "on"]) > 0);
     // file-anon-mix-mini is a miniature of seed 000's machine at scale 1: auto is off.
-    let mini = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "file-anon-mix-mini",
-            "--policy",
-            "mglru:7.2",
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        let o = reclaimlab(&args, None);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["cpu"]["nested_steps"].as_u64().unwrap()
-    };
-    assert_eq!(mini(&["--max-time", "3"]), 0);
-    assert!(mini(&["--max-time", "3", "--interleave"]) > 0);
+    let mini = [
+        "file-anon-mix-mini",
+        "--policy",
+        "mglru:7.2",
+        "--max-time",
+        "3",
+    ];
+    assert_eq!(nested(&mini), 0);
+    assert!(nested(&[&mini[..], &["--interleave"]].concat()) > 0);
     for args in [
         vec!["run", "zipf", "--interleave", "on"],
         vec!["run", "zipf", "--interleave", "off"],
