@@ -108,22 +108,8 @@ impl Pattern {
             Pattern::Blocks {
                 ref of,
                 block_pages,
-            } => {
-                of.validate()?;
-                positive("blocks block_pages", block_pages)?;
-                of.footprint()
-                    .checked_mul(block_pages)
-                    .map(|_| ())
-                    .ok_or_else(|| "blocks: footprint overflows".to_string())
-            }
-            Pattern::Tables { tables, ref of } => {
-                of.validate()?;
-                positive("tables tables", tables)?;
-                of.footprint()
-                    .checked_mul(tables)
-                    .map(|_| ())
-                    .ok_or_else(|| "tables: footprint overflows".to_string())
-            }
+            } => validate_copies(of, "blocks", "block_pages", block_pages),
+            Pattern::Tables { tables, ref of } => validate_copies(of, "tables", "tables", tables),
         }
     }
 
@@ -205,6 +191,17 @@ fn non_negative_finite(what: &str, v: f64) -> Result<(), String> {
     } else {
         Err(format!("{what} must be finite and >= 0, got {v}"))
     }
+}
+
+/// A pattern made of `n` copies of `of` (Blocks, Tables): `of` valid, `n > 0`, and the
+/// footprint `n * of.footprint()` representable.
+fn validate_copies(of: &Pattern, kind: &str, field: &str, n: u64) -> Result<(), String> {
+    of.validate()?;
+    positive(&format!("{kind} {field}"), n)?;
+    of.footprint()
+        .checked_mul(n)
+        .map(|_| ())
+        .ok_or_else(|| format!("{kind}: footprint overflows"))
 }
 
 fn validate_hot_scan(hot: u64, scan: u64, scan_every: u64, scan_len: u64) -> Result<(), String> {
