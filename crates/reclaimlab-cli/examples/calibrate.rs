@@ -8,7 +8,8 @@
 //! bytes (the folio lock a buffered write holds from `write_begin` to `write_end` is bounded by
 //! the difference of the first and the last), and of handing a spinlock-protected list over to
 //! another CPU (the cache lines `lruvec->lru_lock`'s holder touches, moved from the previous
-//! holder's cache).
+//! holder's cache), and of a page-table walk that test-and-clears accessed bits
+//! (`/proc/self/clear_refs`, as MGLRU's `walk_pte_range` does for a young PTE).
 //!
 //! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
 //! measurement; 5 repetitions, the median is printed). Times are wall-clock on this host: use
@@ -84,6 +85,35 @@ fn anon_fault_and_zap(len: usize) -> (f64, f64) {
     unmap(p, len);
     let zap = t.elapsed().as_nanos() as f64 / pages;
     (fault, zap)
+}
+
+/// Time of one `echo 1 > /proc/self/clear_refs`: a walk of every page table of this process
+/// that test-and-clears each present PTE's accessed bit and its folio's referenced flag
+/// (`clear_refs_pte_range`), the work MGLRU's `walk_pte_range` does for a young PTE (the
+/// folio of the PFN, `ptep_test_and_clear_young`, a flag update).
+fn clear_refs_ns() -> f64 {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .open("/proc/self/clear_refs")
+        .expect("open /proc/self/clear_refs");
+    let t = Instant::now();
+    f.write_all(b"1").expect("write /proc/self/clear_refs");
+    t.elapsed().as_nanos() as f64
+}
+
+/// ns per PTE of a page-table walk that clears accessed bits: `len` bytes of anonymous memory
+/// written (every PTE present and young), then `clear_refs` over the process, less the same
+/// walk without the mapping; then again with every PTE of the mapping old. Returns (young,
+/// old).
+fn clear_young_per_pte(len: usize) -> (f64, f64) {
+    let pages = (len / PAGE) as f64;
+    let base = clear_refs_ns();
+    let p = map(len, None);
+    touch(p, len, true);
+    let young = (clear_refs_ns() - base) / pages;
+    let old = (clear_refs_ns() - base) / pages;
+    unmap(p, len);
+    (young, old)
 }
 
 /// A clean, cached file of `len` bytes.
@@ -328,6 +358,7 @@ fn main() {
     let mut read = Vec::new();
     let mut around = Vec::new();
     let mut unlink = Vec::new();
+    let (mut pte_young, mut pte_old) = (Vec::new(), Vec::new());
     let (mut write_page, mut write_byte, mut write_none) = (Vec::new(), Vec::new(), Vec::new());
     // Few enough dirty pages that the flusher does not clean them between the passes.
     let wlen = len.min(32 << 20);
@@ -336,6 +367,9 @@ fn main() {
         write_byte.push(cached_pwrite(&file, wlen, 1));
         write_none.push(cached_pwrite(&file, wlen, 0));
         unlink.push(vma_unlink(&file, 4096));
+        let (y, o) = clear_young_per_pte(len);
+        pte_young.push(y);
+        pte_old.push(o);
         around.push(fault_around_per_page(len));
         let (f, z) = anon_fault_and_zap(len);
         fault.push(f);
@@ -383,6 +417,11 @@ fn main() {
     println!(
         "  munmap of an untouched 1-page file mapping       {:8.0} ns (per VMA)",
         median(unlink)
+    );
+    println!(
+        "  page-table walk clearing a young PTE (clear_refs) {:7.0} ns (an old one {:.0})",
+        median(pte_young),
+        median(pte_old)
     );
     match handoff {
         Some(ns) => println!(
