@@ -255,16 +255,6 @@ enum Interleave {
     Off,
 }
 
-impl Interleave {
-    fn name(self) -> &'static str {
-        match self {
-            Interleave::Auto => "auto",
-            Interleave::On => "on",
-            Interleave::Off => "off",
-        }
-    }
-}
-
 #[derive(Clone, Copy, ValueEnum)]
 enum DomainArg {
     Real,
@@ -1972,7 +1962,7 @@ fn options_fingerprint(
         "read_ahead_kb": w.read_ahead_kb,
         "fault_around_bytes": w.fault_around_bytes,
         "cpus": w.cpus,
-        "interleave": w.interleave.name(),
+        "interleave": w.interleave.to_possible_value().map(|v| v.get_name().to_string()),
         "cost": w.cost,
         "enabled": w.enabled,
         "min_ttl_ms": w.min_ttl_ms,

@@ -231,10 +231,11 @@ impl Machine {
     /// each for one short update of its cost, whatever the cost (v6.17's
     /// `lru_note_cost_unlock_irq`, `classic:7.x`, keeps the putback's lock for the first and
     /// skips a zero cost, `note-cost-skips-zero`: `Classic::lru_note_cost` then returns before
-    /// calling this). After a reclaim batch (`after_putback`) the batch's own lruvec is taken again by the CPU that just released it, which the model
-    /// counts as part of the putback's hold (its cache lines are still this CPU's), and the
-    /// ancestors' are taken as often as that putback (`lru_lock_putback`'s scaled traffic); a
-    /// refault takes every one, every time.
+    /// calling this). After a reclaim batch (`after_putback`) the batch's own lruvec is taken
+    /// again by the CPU that just released it, which the model counts as part of the putback's
+    /// hold (its cache lines are still this CPU's), and the ancestors' are taken as often as
+    /// that putback (`lru_lock_putback`'s scaled traffic); a refault takes every one, every
+    /// time.
     pub fn lru_lock_note_cost(&mut self, memcg: u16, node: u8, after_putback: bool) {
         let mut cur = Some(memcg);
         if after_putback {
