@@ -1,6 +1,7 @@
 //! Every command example of README.md and docs/*.md (each line of a ```sh block that starts
-//! with a command) runs as written, in document order, in a scratch directory that holds the
-//! files the examples name, and is checked against what its text says. An example without an
+//! with a command) runs as written, in a scratch directory that holds the files the examples
+//! name, and is checked against what its text says. Examples run two or more at a time; one
+//! that reads a file an earlier one writes runs after it, in the same directory (`chains`). An example without an
 //! expectation here fails `every_example_has_an_expectation`, so new examples get checked too.
 //! Examples that boot QEMU, reach the network or run for hours are "heavy": they run in
 //! `heavy_examples_do_what_they_say` (`cargo test --release -- --ignored`), not in CI.
@@ -219,7 +220,7 @@ fn expectation(command: &str) -> Option<Expect> {
         "reclaimlab bench --memory --scenarios zipf --policies classic,mglru:7.2,lru --reps 1" => {
             Prints(&["B/frame", "classic", "mglru:7.2", "lru"])
         }
-        "reclaimlab bench --scaling --scenarios file-anon-mix,ycsb-b --policies classic,mglru:7.2 --max-time 0.5" => {
+        "reclaimlab bench --scaling --scenarios file-anon-mix,ycsb-b --policies classic,mglru:7.2 --max-time 0.1" => {
             Prints(&["file-anon-mix", "ycsb-b", "ns/access"])
         }
         "reclaimlab bench --scaling --scenarios chrome-node --policies classic,mglru:7.2 --scales 1/4096,1/1024,1/256,1/64 --max-time 1000" => {
@@ -456,16 +457,108 @@ fn check(example: &Example, expect: &Expect, work: &Path, cache: &Path) {
     }
 }
 
-fn run_examples(heavy: bool) {
-    let root = sandbox();
-    let work = root.path().join("work");
-    let cache = root.path().join("cache");
-    for example in examples() {
-        let expect = expectation(&example.command).expect("checked by the coverage test");
-        if matches!(expect, Heavy(_)) == heavy {
-            check(&example, &expect, &work, &cache);
+/// The files an example writes: the words after `-o`, `>`, `--save`, `--store`,
+/// `--timeseries` and `--out`.
+fn outputs(command: &str) -> Vec<&str> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    words
+        .windows(2)
+        .filter(|w| ["-o", ">", "--save", "--store", "--timeseries", "--out"].contains(&w[0]))
+        .map(|w| w[1])
+        .collect()
+}
+
+/// The examples in chains, in document order: an example that names a file an earlier one
+/// writes joins that one's chain (and runs after it, in the same scratch directory); an
+/// example that names none starts a chain of its own.
+fn chains(examples: Vec<Example>) -> Vec<Vec<Example>> {
+    let mut chains: Vec<Vec<Example>> = Vec::new();
+    let mut writer: Vec<(String, usize)> = Vec::new();
+    for e in examples {
+        let words: Vec<&str> = e.command.split_whitespace().collect();
+        let joins = writer
+            .iter()
+            .find(|(file, _)| words.contains(&file.as_str()))
+            .map(|&(_, chain)| chain);
+        let chain = joins.unwrap_or_else(|| {
+            chains.push(Vec::new());
+            chains.len() - 1
+        });
+        for file in outputs(&e.command) {
+            writer.push((file.to_string(), chain));
         }
+        chains[chain].push(e);
     }
+    chains
+}
+
+/// Runs the examples (the heavy ones, or the others) on a few threads, each taking the next
+/// chain in document order and running it in a scratch directory and results store of its
+/// own: the examples are independent but for the chains, and most run one simulation on one
+/// CPU, so CI's two cores take them two at a time.
+fn run_examples(heavy: bool) {
+    let selected: Vec<Example> = examples()
+        .into_iter()
+        .filter(|e| {
+            let expect = expectation(&e.command).expect("checked by the coverage test");
+            matches!(expect, Heavy(_)) == heavy
+        })
+        .collect();
+    let queue = std::sync::Mutex::new(std::collections::VecDeque::from(chains(selected)));
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                let root = sandbox();
+                let work = root.path().join("work");
+                let cache = root.path().join("cache");
+                loop {
+                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                    let Some(chain) = next else { break };
+                    for example in &chain {
+                        let expect = expectation(&example.command).expect("checked above");
+                        check(example, &expect, &work, &cache);
+                    }
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn examples_that_share_a_file_run_in_one_chain_in_document_order() {
+    let ex = |command: &str| Example {
+        doc: "t.md".into(),
+        line: 1,
+        command: command.into(),
+    };
+    let got = chains(vec![
+        ex("reclaimlab trace zipf -o zipf.trace"),
+        ex("reclaimlab run zipf --json > zipf.json"),
+        ex("reclaimlab run --trace zipf.trace --memory-mib 64"),
+        ex("reclaimlab sweep grid.toml --save sweep.json"),
+        ex("reclaimlab report sweep.json -o report.html"),
+        ex("reclaimlab stats results.txt"),
+    ]);
+    let commands: Vec<Vec<&str>> = got
+        .iter()
+        .map(|c| c.iter().map(|e| e.command.as_str()).collect())
+        .collect();
+    assert_eq!(
+        commands,
+        vec![
+            vec![
+                "reclaimlab trace zipf -o zipf.trace",
+                "reclaimlab run --trace zipf.trace --memory-mib 64"
+            ],
+            vec!["reclaimlab run zipf --json > zipf.json"],
+            vec![
+                "reclaimlab sweep grid.toml --save sweep.json",
+                "reclaimlab report sweep.json -o report.html"
+            ],
+            vec!["reclaimlab stats results.txt"],
+        ]
+    );
 }
 
 #[test]
