@@ -9,7 +9,8 @@
 //! the difference of the first and the last), and of handing a spinlock-protected list over to
 //! another CPU (the cache lines `lruvec->lru_lock`'s holder touches, moved from the previous
 //! holder's cache), and of a page-table walk that test-and-clears accessed bits
-//! (`/proc/self/clear_refs`, as MGLRU's `walk_pte_range` does for a young PTE).
+//! (`/proc/self/clear_refs`, as MGLRU's `walk_pte_range` does for a young PTE), and of the
+//! same walk passing over a none PTE (as `walk_pte_range` passes over none and old ones).
 //!
 //! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
 //! measurement; 5 repetitions, the median is printed). Times are wall-clock on this host: use
@@ -87,6 +88,108 @@ fn anon_fault_and_zap(len: usize) -> (f64, f64) {
     (fault, zap)
 }
 
+/// ns per page of a first read of anonymous memory: `do_anonymous_page` maps the shared zero
+/// page, the fault without allocation, charge, zeroing or LRU add.
+fn anon_read_fault(len: usize) -> f64 {
+    let p = map(len, None);
+    let t = Instant::now();
+    touch(p, len, false);
+    let ns = t.elapsed().as_nanos() as f64 / (len / PAGE) as f64;
+    unmap(p, len);
+    ns
+}
+
+/// ns per page of zeroing 4 KiB of memory that is mapped but not in the caches (`clear_page`'s
+/// work in a fault), done from user space over `len` bytes.
+fn zero_pages(len: usize) -> f64 {
+    let p = map(len, None);
+    touch(p, len, true);
+    let t = Instant::now();
+    for off in (0..len).step_by(PAGE) {
+        // SAFETY: the page at `off` is inside the mapping.
+        unsafe { std::ptr::write_bytes(p.add(off), 0, PAGE) };
+    }
+    let ns = t.elapsed().as_nanos() as f64 / (len / PAGE) as f64;
+    std::hint::black_box(p);
+    unmap(p, len);
+    ns
+}
+
+/// CPU time of the calling thread, in ns (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu_ns() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+}
+
+/// CPU ns per `pread` of one 4 KiB page that misses the page cache, beyond a `pread` of the
+/// same page cached: the miss's page allocation and charge, page-cache insert, bio build and
+/// submit, sleeping and waking, and the completion's work in the task (the device's time and
+/// the interrupt's CPU are not the thread's). The first `len` bytes of `file` are synced and
+/// dropped from the cache (`POSIX_FADV_DONTNEED`), readahead off (`POSIX_FADV_RANDOM`).
+fn read_miss_cpu(file: &std::fs::File, len: usize) -> (f64, f64) {
+    let fd = file.as_raw_fd();
+    file.sync_all().expect("fsync");
+    let mut buf = vec![0u8; PAGE];
+    let mut pass = || {
+        let (t, w) = (thread_cpu_ns(), Instant::now());
+        for off in (0..len).step_by(PAGE) {
+            file.read_exact_at(&mut buf, off as u64).expect("pread");
+        }
+        (thread_cpu_ns() - t, w.elapsed().as_nanos() as f64)
+    };
+    // SAFETY: advice on the open file's first `len` bytes.
+    unsafe {
+        libc::posix_fadvise(fd, 0, len as i64, libc::POSIX_FADV_DONTNEED);
+        libc::posix_fadvise(fd, 0, len as i64, libc::POSIX_FADV_RANDOM);
+    }
+    let miss = pass();
+    let hit = pass();
+    // SAFETY: as above.
+    unsafe { libc::posix_fadvise(fd, 0, len as i64, libc::POSIX_FADV_NORMAL) };
+    let pages = (len / PAGE) as f64;
+    ((miss.0 - hit.0) / pages, (miss.1 - hit.1) / pages)
+}
+
+/// CPU ns per page of starting writeback of `len` bytes of dirty page cache in a file of
+/// `dir` (`sync_file_range(SYNC_FILE_RANGE_WRITE)`: `->writepages` mapping each folio to its
+/// blocks, building bios, `submit_bio`; the I/O's completion is not counted), every page
+/// dirtied by a 4 KiB `pwrite` (order-0 folios). `allocated`: the blocks were written and
+/// synced before (an overwrite), else the file is new (delayed allocation at writeback).
+fn writeback_start(dir: &std::path::Path, len: usize, allocated: bool) -> f64 {
+    let path = dir.join("calibrate-wb.dat");
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .expect("create");
+    std::fs::remove_file(&path).expect("unlink");
+    let page = vec![5u8; PAGE];
+    if allocated {
+        for off in (0..len).step_by(PAGE) {
+            f.write_all_at(&page, off as u64).expect("pwrite");
+        }
+        f.sync_all().expect("fsync");
+    }
+    for off in (0..len).step_by(PAGE) {
+        f.write_all_at(&page, off as u64).expect("pwrite");
+    }
+    let t = thread_cpu_ns();
+    // SAFETY: a sync_file_range of the open file's first `len` bytes.
+    let r =
+        unsafe { libc::sync_file_range(f.as_raw_fd(), 0, len as i64, libc::SYNC_FILE_RANGE_WRITE) };
+    let ns = (thread_cpu_ns() - t) / (len / PAGE) as f64;
+    assert_eq!(r, 0, "sync_file_range failed");
+    f.sync_all().expect("fsync");
+    ns
+}
+
 /// Time of one `echo 1 > /proc/self/clear_refs`: a walk of every page table of this process
 /// that test-and-clears each present PTE's accessed bit and its folio's referenced flag
 /// (`clear_refs_pte_range`), the work MGLRU's `walk_pte_range` does for a young PTE (the
@@ -114,6 +217,26 @@ fn clear_young_per_pte(len: usize) -> (f64, f64) {
     let old = (clear_refs_ns() - base) / pages;
     unmap(p, len);
     (young, old)
+}
+
+/// ns per none PTE that the same walk passes over (`clear_refs_pte_range`'s `!pte_present`
+/// test, as `get_pte_pfn` returns early for none and old entries in `walk_pte_range`): `len`
+/// bytes of anonymous memory of which only the first page of each PTE table's 2 MiB is written,
+/// so every table exists and holds 511 none entries; the walk's time less the same walk
+/// without the mapping, less `young_ns` for each present PTE, over the none entries.
+fn clear_none_per_pte(len: usize, young_ns: f64) -> f64 {
+    const PTRS_PER_PTE: usize = 512;
+    let pages = len / PAGE;
+    let present = pages.div_ceil(PTRS_PER_PTE);
+    let base = clear_refs_ns();
+    let p = map(len, None);
+    for off in (0..len).step_by(PTRS_PER_PTE * PAGE) {
+        // SAFETY: `off` is inside the mapping.
+        unsafe { p.add(off).write_volatile(1) };
+    }
+    let ns = (clear_refs_ns() - base - present as f64 * young_ns) / (pages - present) as f64;
+    unmap(p, len);
+    ns
 }
 
 /// A clean, cached file of `len` bytes.
@@ -349,7 +472,9 @@ fn main() {
         .nth(1)
         .map_or(256, |a| a.parse().expect("MIB: a number"));
     let len = mib << 20;
-    let dir = std::env::temp_dir();
+    // The file system of the cached file, the read misses and the writeback: CALIBRATE_DIR,
+    // else the temporary directory.
+    let dir = std::env::var_os("CALIBRATE_DIR").map_or_else(std::env::temp_dir, Into::into);
     let file = cached_file(&dir, len);
     let reps = 5;
     let mut fault = Vec::new();
@@ -358,7 +483,10 @@ fn main() {
     let mut read = Vec::new();
     let mut around = Vec::new();
     let mut unlink = Vec::new();
-    let (mut pte_young, mut pte_old) = (Vec::new(), Vec::new());
+    let (mut pte_young, mut pte_old, mut pte_none) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut read_fault, mut zero) = (Vec::new(), Vec::new());
+    let (mut wb_over, mut wb_new) = (Vec::new(), Vec::new());
+    let (mut miss, mut miss_wall) = (Vec::new(), Vec::new());
     let (mut write_page, mut write_byte, mut write_none) = (Vec::new(), Vec::new(), Vec::new());
     // Few enough dirty pages that the flusher does not clean them between the passes.
     let wlen = len.min(32 << 20);
@@ -370,10 +498,18 @@ fn main() {
         let (y, o) = clear_young_per_pte(len);
         pte_young.push(y);
         pte_old.push(o);
+        pte_none.push(clear_none_per_pte(len, y));
         around.push(fault_around_per_page(len));
         let (f, z) = anon_fault_and_zap(len);
         fault.push(f);
         zap.push(z);
+        read_fault.push(anon_read_fault(len));
+        zero.push(zero_pages(len));
+        wb_over.push(writeback_start(&dir, wlen, true));
+        wb_new.push(writeback_start(&dir, wlen, false));
+        let (cpu, wall) = read_miss_cpu(&file, wlen);
+        miss.push(cpu);
+        miss_wall.push(wall);
         read.push(cached_pread(&file, len));
         out.push(pageout(&file, len));
     }
@@ -385,13 +521,29 @@ fn main() {
             .trim()
     );
     println!("per page, median of {reps} x {mib} MiB:");
+    let fault = median(fault);
+    println!("  anon write fault (alloc + charge + zero + PTE)   {fault:8.0} ns");
+    let (read_fault, zero) = (median(read_fault), median(zero));
     println!(
-        "  anon write fault (alloc + charge + zero + PTE)   {:8.0} ns",
-        median(fault)
+        "  anon read fault (the zero page: no allocation)   {read_fault:8.0} ns (zeroing 4 KiB: {zero:.0})"
+    );
+    println!(
+        "  allocation + charge + LRU add of an anon page    {:8.0} ns (write fault - read fault - zeroing)",
+        fault - read_fault - zero
     );
     println!(
         "  munmap of a touched anon page (zap + free)       {:8.0} ns",
         median(zap)
+    );
+    println!(
+        "  writeback start of a dirty page (CPU, submit)    {:8.0} ns (an overwrite; a new file's page {:.0})",
+        median(wb_over),
+        median(wb_new)
+    );
+    println!(
+        "  CPU of a pread that misses the cache             {:8.0} ns (beyond a cached pread; wall {:.0})",
+        median(miss),
+        median(miss_wall)
     );
     println!(
         "  MADV_PAGEOUT of a mapped clean file page         {:8.0} ns",
@@ -422,6 +574,10 @@ fn main() {
         "  page-table walk clearing a young PTE (clear_refs) {:7.0} ns (an old one {:.0})",
         median(pte_young),
         median(pte_old)
+    );
+    println!(
+        "  page-table walk passing a none PTE (clear_refs)  {:8.1} ns",
+        median(pte_none)
     );
     match handoff {
         Some(ns) => println!(

@@ -468,6 +468,7 @@ fn random_mmap_reader() -> Scenario {
     // MGLRU's page-table walks are shared by time (joined walks): free, so that only the
     // cost under test moves the sys time.
     scn.machine.cost.pte_walk_ns = 0;
+    scn.machine.cost.pte_young_ns = 0;
     scn
 }
 

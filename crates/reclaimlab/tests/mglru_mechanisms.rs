@@ -22,8 +22,10 @@ use reclaimlab::consts::{
 };
 use reclaimlab::machine::mm::{vm, PTRS_PER_PTE};
 use reclaimlab::machine::vmscan::ScanControl;
-use reclaimlab::machine::{pg, Ctx, MachineConfig, MemcgConfig, Pfn, SwapConfig, Vm};
-use reclaimlab::policy::mglru::walk::{self, MM_LEAF_TOTAL, MM_NONLEAF_FOUND, MM_NONLEAF_TOTAL};
+use reclaimlab::machine::{pg, CostProfile, Ctx, MachineConfig, MemcgConfig, Pfn, SwapConfig, Vm};
+use reclaimlab::policy::mglru::walk::{
+    self, MM_LEAF_TOTAL, MM_LEAF_YOUNG, MM_NONLEAF_FOUND, MM_NONLEAF_TOTAL,
+};
 use reclaimlab::policy::mglru::{positive_ctrl_err, CtrlPos, GenLruvec, MglruConfig, Switch};
 use reclaimlab::policy::{FolioRef, Policy};
 
@@ -914,6 +916,44 @@ fn a_reclaimer_that_finds_every_mm_taken_ends_the_iteration() {
         assert_eq!(l.g().max_seq, max + 1, "{kernel}");
         assert!(l.g().mm.walking.is_none());
         l.check();
+    }
+}
+
+/// `walk_pte_range` reads every entry of a PTE table (`pte_walk_ns` each: `get_pte_pfn`
+/// passes over none and old ones) and pays `get_pfn_folio`, `ptep_clear_young_notify` and
+/// `folio_update_gen` only for a young one (`pte_young_ns` more). The first walk of a new mm
+/// visits both tables of the mapping, 1024 entries, of which 528 are young: it takes
+/// 1024 × `pte_walk_ns` + 528 × `pte_young_ns` longer than the same walk at no cost.
+#[test]
+fn a_walk_costs_every_pte_it_reads_and_each_young_one_more() {
+    for kernel in Kernel::ALL {
+        let took = |walk_ns: u64, young_ns: u64| {
+            let (mut l, f, p) = walk_lab(kernel, 0x7);
+            l.m.cfg.cost.pte_walk_ns = walk_ns;
+            l.m.cfg.cost.pte_young_ns = young_ns;
+            for i in (0..PTRS_PER_PTE).chain(PTRS_PER_PTE..PTRS_PER_PTE + 16) {
+                l.load(p, f, i);
+            }
+            l.drain();
+            l.enter(0);
+            let start = l.m.now();
+            let max = l.g().max_seq;
+            assert!(l.pol.try_to_inc_max_seq(&mut l.m, 0, max, 0, false));
+            let st = &l.g().mm.stats;
+            assert_eq!(
+                (st[MM_LEAF_TOTAL], st[MM_LEAF_YOUNG]),
+                (1024, 528),
+                "{kernel}"
+            );
+            l.m.now() - start
+        };
+        let cost = CostProfile::default();
+        assert!(cost.pte_young_ns > cost.pte_walk_ns);
+        assert_eq!(
+            took(cost.pte_walk_ns, cost.pte_young_ns) - took(0, 0),
+            1024 * cost.pte_walk_ns + 528 * cost.pte_young_ns,
+            "{kernel}"
+        );
     }
 }
 

@@ -27,8 +27,12 @@ pub struct CostProfile {
     pub rmap_pte_ns: u64,
     /// Allocating and freeing a page (buddy allocator, memcg charge).
     pub alloc_page_ns: u64,
-    /// One PTE looked at by MGLRU's page-table walk (a sequential scan of a PTE table).
+    /// One PTE looked at by MGLRU's page-table walk or look-around (a sequential scan of a PTE
+    /// table; `get_pte_pfn` passes over none and old entries).
     pub pte_walk_ns: u64,
+    /// What a young PTE adds to `pte_walk_ns` in that walk or look-around: `get_pfn_folio`,
+    /// `ptep_clear_young_notify` and `folio_update_gen` (or the look-around's flag update).
+    pub pte_young_ns: u64,
     /// Unmapping and freeing one page at munmap or exit (`zap_pte_range`).
     pub zap_pte_ns: u64,
     /// A `read()`/`write()` system call of one page through a file descriptor, besides the page
@@ -68,13 +72,14 @@ impl Default for CostProfile {
             reclaim_per_folio_ns: 300,
             rmap_pte_ns: 100,
             alloc_page_ns: 150,
-            pte_walk_ns: 10,
+            pte_walk_ns: 2,
+            pte_young_ns: 90,
             zap_pte_ns: 440,
             fd_syscall_ns: 1_000,
             write_folio_lock_ns: 460,
             lru_lock_hold_ns: 50,
             lru_lock_handoff_ns: 265,
-            writeback_page_ns: 1_000,
+            writeback_page_ns: 900,
             fault_around_page_ns: 164,
             vma_unlink_ns: 900,
         }

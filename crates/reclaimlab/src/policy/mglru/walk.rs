@@ -169,9 +169,9 @@ fn clear_young_pte(
 }
 
 /// `iterate_mm_list` + `walk_mm` for every mm of the lruvec's memcg: a whole iteration, walked
-/// by the reclaimer that started it, at `pte_walk_ns` per PTE. Returns when the last mm walked
-/// was handed out (the walker's time then). The caller ends the iteration (`mm_state->seq`,
-/// `inc_max_seq`).
+/// by the reclaimer that started it, at `pte_walk_ns` per PTE and `pte_young_ns` per young one.
+/// Returns when the last mm walked was handed out (the walker's time then). The caller ends the
+/// iteration (`mm_state->seq`, `inc_max_seq`).
 pub fn walk_mm_list(
     p: &mut Mglru,
     m: &mut Machine,
@@ -311,8 +311,16 @@ fn walk_pte_range(
     st[MM_LEAF_TOTAL] += total;
     st[MM_LEAF_YOUNG] += young;
     st[MM_LEAF_OLD] += total - young;
-    m.spend_sys(total * m.cfg.cost.pte_walk_ns);
+    spend_pte_walk(m, total, young);
     (total, young)
+}
+
+/// The CPU of a walk over `total` PTEs of which `young` were young and cleared
+/// (`walk_pte_range`, `lru_gen_look_around`): every entry is read, young ones also cost the
+/// folio's lookup, the clear and the generation update.
+fn spend_pte_walk(m: &mut Machine, total: u64, young: u64) {
+    let cost = &m.cfg.cost;
+    m.spend_sys(total * cost.pte_walk_ns + young * cost.pte_young_ns);
 }
 
 /// `lru_gen_look_around`: for each young PTE that `folio_referenced` found for the folio being
@@ -414,7 +422,8 @@ fn look_around_one(
             p.folio_update_gen(m, pfn, max_gen);
         }
     }
-    m.spend_sys((end - start) * m.cfg.cost.pte_walk_ns);
+    // The target's own PTE was cleared by `folio_referenced_one` and charged there.
+    spend_pte_walk(m, end - start, young - 1);
     if suitable_to_scan(end - start, young) {
         let seq = p.lruvecs[lv].max_seq;
         update_bloom(
