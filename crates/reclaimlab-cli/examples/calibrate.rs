@@ -161,15 +161,7 @@ fn read_miss_cpu(file: &std::fs::File, len: usize) -> (f64, f64) {
 /// dirtied by a 4 KiB `pwrite` (order-0 folios). `allocated`: the blocks were written and
 /// synced before (an overwrite), else the file is new (delayed allocation at writeback).
 fn writeback_start(dir: &std::path::Path, len: usize, allocated: bool) -> f64 {
-    let path = dir.join("calibrate-wb.dat");
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .expect("create");
-    std::fs::remove_file(&path).expect("unlink");
+    let f = unlinked_file(&dir.join("calibrate-wb.dat"));
     let page = vec![5u8; PAGE];
     if allocated {
         for off in (0..len).step_by(PAGE) {
@@ -239,22 +231,27 @@ fn clear_none_per_pte(len: usize, young_ns: f64) -> f64 {
     ns
 }
 
-/// A clean, cached file of `len` bytes.
-fn cached_file(dir: &std::path::Path, len: usize) -> std::fs::File {
-    let path = dir.join("calibrate.dat");
-    let mut f = OpenOptions::new()
+/// A new, empty file at `path`, already unlinked (it goes away with the last handle).
+fn unlinked_file(path: &std::path::Path) -> std::fs::File {
+    let f = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(true)
-        .open(&path)
+        .open(path)
         .expect("create");
+    std::fs::remove_file(path).expect("unlink");
+    f
+}
+
+/// A clean, cached file of `len` bytes.
+fn cached_file(dir: &std::path::Path, len: usize) -> std::fs::File {
+    let mut f = unlinked_file(&dir.join("calibrate.dat"));
     let block = vec![7u8; 1 << 20];
     for _ in 0..len / block.len() {
         f.write_all(&block).expect("write");
     }
     f.sync_all().expect("fsync");
-    std::fs::remove_file(&path).expect("unlink");
     f
 }
 
@@ -320,15 +317,8 @@ fn vma_unlink(file: &std::fs::File, count: usize) -> f64 {
 /// A tmpfs file of `len` bytes (/dev/shm: order-0 folios, unlike ext4's large ones) holding
 /// either every page or only the first page of each 16-page fault-around window.
 fn shm_file(len: usize, sparse: bool) -> std::fs::File {
-    let path = std::path::Path::new("/dev/shm").join(format!("calibrate-{sparse}.dat"));
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .expect("create in /dev/shm");
-    std::fs::remove_file(&path).expect("unlink");
+    let f =
+        unlinked_file(&std::path::Path::new("/dev/shm").join(format!("calibrate-{sparse}.dat")));
     f.set_len(len as u64).expect("truncate");
     let page = vec![7u8; PAGE];
     for off in (0..len).step_by(PAGE) {
