@@ -13,8 +13,10 @@
 //! same walk passing over a none PTE (as `walk_pte_range` passes over none and old ones).
 //!
 //! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
-//! measurement; 5 repetitions, the median is printed). Times are wall-clock on this host: use
-//! them as the figures the cost table cites, not inside a simulation.
+//! measurement; 5 repetitions, the median is printed; `CALIBRATE_DIR` names the directory, and
+//! so the file system, of the file measurements, else the temporary directory). Times are
+//! wall-clock on this host, CPU time where a line says so: use them as the figures the cost
+//! table cites, not inside a simulation.
 
 use std::fs::OpenOptions;
 use std::io::Write;
