@@ -18,6 +18,7 @@
 //! wall-clock on this host, CPU time where a line says so: use them as the figures the cost
 //! table cites, not inside a simulation.
 
+use reclaimlab::machine::mm::PTRS_PER_PTE;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
@@ -165,15 +166,16 @@ fn read_miss_cpu(file: &std::fs::File, len: usize) -> (f64, f64) {
 fn writeback_start(dir: &std::path::Path, len: usize, allocated: bool) -> f64 {
     let f = unlinked_file(&dir.join("calibrate-wb.dat"));
     let page = vec![5u8; PAGE];
-    if allocated {
+    let dirty_every_page = || {
         for off in (0..len).step_by(PAGE) {
             f.write_all_at(&page, off as u64).expect("pwrite");
         }
+    };
+    if allocated {
+        dirty_every_page();
         f.sync_all().expect("fsync");
     }
-    for off in (0..len).step_by(PAGE) {
-        f.write_all_at(&page, off as u64).expect("pwrite");
-    }
+    dirty_every_page();
     let t = thread_cpu_ns();
     // SAFETY: a sync_file_range of the open file's first `len` bytes.
     let r =
@@ -219,12 +221,12 @@ fn clear_young_per_pte(len: usize) -> (f64, f64) {
 /// so every table exists and holds 511 none entries; the walk's time less the same walk
 /// without the mapping, less `young_ns` for each present PTE, over the none entries.
 fn clear_none_per_pte(len: usize, young_ns: f64) -> f64 {
-    const PTRS_PER_PTE: usize = 512;
+    let table = PTRS_PER_PTE as usize;
     let pages = len / PAGE;
-    let present = pages.div_ceil(PTRS_PER_PTE);
+    let present = pages.div_ceil(table);
     let base = clear_refs_ns();
     let p = map(len, None);
-    for off in (0..len).step_by(PTRS_PER_PTE * PAGE) {
+    for off in (0..len).step_by(table * PAGE) {
         // SAFETY: `off` is inside the mapping.
         unsafe { p.add(off).write_volatile(1) };
     }

@@ -1,8 +1,9 @@
 //! Every command example of README.md and docs/*.md (each line of a ```sh block that starts
 //! with a command) runs as written, in a scratch directory that holds the files the examples
 //! name, and is checked against what its text says. Examples run two or more at a time; one
-//! that reads a file an earlier one writes runs after it, in the same directory (`chains`). An example without an
-//! expectation here fails `every_example_has_an_expectation`, so new examples get checked too.
+//! that reads a file an earlier one writes runs after it, in the same directory (`chains`).
+//! An example without an expectation here fails `every_example_has_an_expectation`, so new
+//! examples get checked too.
 //! Examples that boot QEMU, reach the network or run for hours are "heavy": they run in
 //! `heavy_examples_do_what_they_say` (`cargo test --release -- --ignored`), not in CI.
 

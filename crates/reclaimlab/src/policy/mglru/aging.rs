@@ -62,11 +62,12 @@ impl Mglru {
 
     /// `try_to_inc_max_seq`: walk the page tables (if enabled) and create a generation.
     ///
-    /// Walks take time (`pte_walk_ns` per PTE, `pte_young_ns` per young one): the walker's iteration stays open until its
-    /// walk ends, and `mm_state.seq` and `max_seq` advance only then, by the policy timer
-    /// queued for that time (`sync_aging`): like all kernel-thread work it runs in time order,
-    /// so a task whose clock is still before the end sees the walk under way. A reclaimer that
-    /// asks for the same generation meanwhile joins the iteration (`join_walk`).
+    /// Walks take time (`pte_walk_ns` per PTE, `pte_young_ns` per young one): the walker's
+    /// iteration stays open until its walk ends, and `mm_state.seq` and `max_seq` advance only
+    /// then, by the policy timer queued for that time (`sync_aging`): like all kernel-thread
+    /// work it runs in time order, so a task whose clock is still before the end sees the walk
+    /// under way. A reclaimer that asks for the same generation meanwhile joins the iteration
+    /// (`join_walk`).
     pub fn try_to_inc_max_seq(
         &mut self,
         m: &mut Machine,
