@@ -79,6 +79,15 @@ pub enum Pattern {
     /// picks a table uniformly (sysbench's `get_table_num`), then an index within it from
     /// `of`.
     Tables { tables: u64, of: Box<Pattern> },
+    /// YCSB's `zipfian` request distribution (`ScrambledZipfianGenerator`, which CoreWorkload
+    /// uses for `requestdistribution=zipfian`) over `records` records stored in insertion
+    /// order over `pages` indexes (record `r` on index `r * pages / records`), as a database
+    /// loaded by YCSB stores them: a rank is drawn from Zipf(0.99) over YCSB's fixed 10^10
+    /// items by Gray et al.'s method (`ZipfianGenerator.nextLong`), then hashed to a record
+    /// (`fnvhash64(rank) % records`). Popular records are scattered, and since 29% of the
+    /// draws fall on ranks beyond the first 2·10^7, a page holding many records is far less
+    /// skewed than a Zipf over pages: see [`ycsb_zipfian_record`].
+    YcsbZipfian { records: u64, pages: u64 },
 }
 
 impl Pattern {
@@ -110,6 +119,16 @@ impl Pattern {
                 block_pages,
             } => validate_copies(of, "blocks", "block_pages", block_pages),
             Pattern::Tables { tables, ref of } => validate_copies(of, "tables", "tables", tables),
+            Pattern::YcsbZipfian { records, pages } => {
+                positive("ycsb_zipfian records", records)?;
+                positive("ycsb_zipfian pages", pages)?;
+                if pages > records {
+                    return Err(format!(
+                        "ycsb_zipfian: {pages} pages for {records} records leaves pages empty"
+                    ));
+                }
+                Ok(())
+            }
         }
     }
 
@@ -122,6 +141,7 @@ impl Pattern {
             | Pattern::Zipf { pages, .. }
             | Pattern::Loop { pages }
             | Pattern::Special { pages }
+            | Pattern::YcsbZipfian { pages, .. }
             | Pattern::Normal { pages, .. } => pages,
             Pattern::HotScan {
                 hot,
@@ -278,6 +298,10 @@ enum Gen {
         per_table: u64,
         of: Box<Gen>,
     },
+    YcsbZipfian {
+        records: u64,
+        pages: u64,
+    },
     /// The pattern failed validation.
     Invalid,
 }
@@ -324,6 +348,7 @@ impl Gen {
                 per_table: of.footprint(),
                 of: Box::new(Gen::new(of)),
             },
+            Pattern::YcsbZipfian { records, pages } => Gen::YcsbZipfian { records, pages },
         }
     }
 
@@ -360,9 +385,59 @@ impl Gen {
                 per_table,
                 of,
             } => rng.random_range(0..*tables) * *per_table + of.next(rng)?,
+            Gen::YcsbZipfian { records, pages } => {
+                let record = ycsb_zipfian_record(rng.random(), *records);
+                (record as u128 * *pages as u128 / *records as u128) as u64
+            }
             Gen::Invalid => return None,
         })
     }
+}
+
+/// YCSB's `ScrambledZipfianGenerator.ITEM_COUNT`: ranks are drawn over 10^10 items whatever
+/// the record count, so which records are popular does not depend on it.
+const YCSB_ITEM_COUNT: f64 = 1e10;
+/// YCSB's `ZipfianGenerator.ZIPFIAN_CONSTANT`.
+const YCSB_ZIPFIAN_CONSTANT: f64 = 0.99;
+/// YCSB's `ScrambledZipfianGenerator.ZETAN`: zeta(10^10, 0.99), precomputed there.
+const YCSB_ZETAN: f64 = 26.469_028_201_783_02;
+
+/// The record of one draw of YCSB's scrambled zipfian over `records` records, from a uniform
+/// `u` in [0, 1): the rank by Gray et al.'s approximation ("Quickly generating billion-record
+/// synthetic databases", SIGMOD 1994, as `ZipfianGenerator.nextLong` computes it: rank 0 for
+/// `u·zetan < 1`, rank 1 below `1 + 0.5^theta`, otherwise `n·(eta·u − eta + 1)^alpha`), then
+/// `fnvhash64(rank) % records` (`ScrambledZipfianGenerator.nextValue`).
+pub fn ycsb_zipfian_record(u: f64, records: u64) -> u64 {
+    ycsb_fnvhash64(ycsb_zipfian_rank(u)) % records
+}
+
+/// The rank (0 = most popular) of YCSB's `ZipfianGenerator.nextLong` over its 10^10 items for
+/// a uniform `u` in [0, 1).
+pub fn ycsb_zipfian_rank(u: f64) -> u64 {
+    let theta = YCSB_ZIPFIAN_CONSTANT;
+    let zeta2 = 1.0 + 0.5f64.powf(theta);
+    let uz = u * YCSB_ZETAN;
+    if uz < 1.0 {
+        0
+    } else if uz < zeta2 {
+        1
+    } else {
+        let alpha = 1.0 / (1.0 - theta);
+        let eta = (1.0 - (2.0 / YCSB_ITEM_COUNT).powf(1.0 - theta)) / (1.0 - zeta2 / YCSB_ZETAN);
+        (YCSB_ITEM_COUNT * (eta * u - eta + 1.0).powf(alpha)) as u64
+    }
+}
+
+/// YCSB's `Utils.fnvhash64`: 64-bit FNV-1a over the value's 8 bytes, least significant
+/// first, made non-negative (Java's `Math.abs` of the signed result).
+pub fn ycsb_fnvhash64(v: u64) -> u64 {
+    const OFFSET_BASIS: u64 = 0xCBF2_9CE4_8422_2325;
+    const PRIME: u64 = 1_099_511_628_211;
+    let h = v
+        .to_le_bytes()
+        .iter()
+        .fold(OFFSET_BASIS, |h, &b| (h ^ b as u64).wrapping_mul(PRIME));
+    (h as i64).unsigned_abs()
 }
 
 /// sysbench's `--rand-spec-iter`, `--rand-spec-pct` and `--rand-spec-res` defaults (1.0.20).
@@ -540,7 +615,76 @@ mod tests {
                 tables: 4,
                 of: Box::new(Pattern::Special { pages: 250 }),
             },
+            Pattern::YcsbZipfian {
+                records: 30_000,
+                pages: 1000,
+            },
         ]
+    }
+
+    /// Gray's method over 10^10 items with theta 0.99: rank 0 has 1/zetan = 3.78% of the draws,
+    /// and the ranks below 2·10^7 (the seed's record count) have 71.6% by the method's own
+    /// formula (71.3% for the exact Zipf: H(2·10^7, 0.99) / zetan).
+    #[test]
+    fn ycsb_zipfian_ranks_follow_grays_zipf_over_ten_billion_items() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let n = 400_000;
+        let ranks: Vec<u64> = (0..n).map(|_| ycsb_zipfian_rank(rng.random())).collect();
+        let share =
+            |f: &dyn Fn(u64) -> bool| ranks.iter().filter(|&&r| f(r)).count() as f64 / n as f64;
+        let top = share(&|r| r == 0);
+        assert!((top - 1.0 / YCSB_ZETAN).abs() < 0.002, "rank 0 share {top}");
+        let head = share(&|r| r < 20_000_000);
+        assert!((head - 0.716).abs() < 0.005, "ranks below 2e7: {head}");
+        assert!(ranks.iter().all(|&r| (r as f64) < YCSB_ITEM_COUNT));
+    }
+
+    /// FNV-1a over the 8 little-endian bytes: the values of 0 and 1 as computed independently
+    /// (0xa8c7f832281a39c5 and 0x89cd31291d2aefa4, both negative as Java longs: their absolute
+    /// values).
+    #[test]
+    fn ycsb_fnvhash64_is_fnv1a_over_the_bytes_made_non_negative() {
+        assert_eq!(
+            ycsb_fnvhash64(0),
+            (0xa8c7_f832_281a_39c5u64 as i64).unsigned_abs()
+        );
+        assert_eq!(ycsb_fnvhash64(0), 6_284_781_860_667_377_211);
+        assert_eq!(ycsb_fnvhash64(1), 8_517_097_267_634_966_620);
+    }
+
+    /// A page holding 30 records of a scrambled zipfian is much less skewed than a page of a
+    /// Zipf over pages: the 1% most-drawn pages get about a fifth of the draws (H(100)/zetan
+    /// plus their share of the scattered tail) against about half (H(100)/H(10^4)).
+    #[test]
+    fn ycsb_pages_of_many_records_are_far_flatter_than_a_zipf_over_pages() {
+        let pages = 10_000u64;
+        let top_1pct_share = |p: &Pattern| {
+            let mut hits = vec![0u64; pages as usize];
+            let draws = 500_000;
+            for x in take(p, 5, draws) {
+                hits[x as usize] += 1;
+            }
+            hits.sort_unstable_by(|a, b| b.cmp(a));
+            hits[..(pages / 100) as usize].iter().sum::<u64>() as f64 / draws as f64
+        };
+        let ycsb = top_1pct_share(&Pattern::YcsbZipfian {
+            records: 300_000,
+            pages,
+        });
+        let zipf = top_1pct_share(&Pattern::Zipf { pages, s: 0.99 });
+        assert!((0.18..0.30).contains(&ycsb), "ycsb top 1%: {ycsb}");
+        assert!(zipf > 0.45, "zipf top 1%: {zipf}");
+    }
+
+    #[test]
+    fn ycsb_zipfian_refuses_more_pages_than_records() {
+        let e = Pattern::YcsbZipfian {
+            records: 10,
+            pages: 11,
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.contains("11 pages for 10 records"), "{e}");
     }
 
     /// sysbench's defaults: 75% of draws in the band `[t/2 - t/200 + (t/100 + 1)/4,

@@ -167,8 +167,11 @@ fn thread(proc: usize, cpu: u32, stream: Stream) -> ThreadSpec {
 ///
 /// WiredTiger's cache (`workload/appcache.rs`): 4.5 GiB of mongod's anon memory in 32 KiB
 /// slots (the seed's cache size / the leaf size), shared by the threads. One operation (a
-/// request) looks up its record's leaf (Zipf 0.99 over the leaves, YCSB's zipfian constant; 5%
-/// updates): a hit reads (an update writes) the slot's pages; a miss first evicts the least
+/// request) looks up its record's leaf (5% updates). The record comes from YCSB's `zipfian`
+/// request distribution, the scrambled one ([`Pattern::YcsbZipfian`]: Zipf 0.99 over 10^10
+/// ranks hashed onto the 20M records), and the records lie in the collection in insertion
+/// order, about 30 to a leaf, so a leaf's popularity is the sum of 30 scattered records'
+/// (much flatter than a Zipf over the leaves): a hit reads (an update writes) the slot's pages; a miss first evicts the least
 /// recently used leaf if the cache is at `eviction_target` (80%), writing it with `pwrite` if
 /// dirty, then reads the leaf with one 32 KiB `pread` into a free slot; an update beyond
 /// `eviction_dirty_target` (5% of the slots dirty) writes and evicts the oldest dirty leaf, and
@@ -195,6 +198,7 @@ pub fn ycsb_b(scale: f64) -> Scenario {
     let leaf = wt::LEAF_PAGE_MAX_BYTES / 4096;
     let slots = (gib(4.5, scale) / leaf).max(1);
     let leaves = (gib(20.0, scale) / leaf).max(1);
+    let records = count(YCSB_B_RECORDS as f64, scale).max(leaves);
     let journal = mib(wt::LOG_FILE_MAX_BYTES as f64 / (1024.0 * 1024.0), scale);
     let spec = AppCacheSpec {
         id: 0,
@@ -227,9 +231,9 @@ pub fn ycsb_b(scale: f64) -> Scenario {
                     vec![
                         Step::OpBegin,
                         cache_step(AppCacheWork::Op {
-                            keys: Pattern::Zipf {
+                            keys: Pattern::YcsbZipfian {
+                                records,
                                 pages: leaves,
-                                s: 0.99,
                             },
                             write_pct: 5,
                         }),
@@ -274,6 +278,9 @@ pub fn ycsb_b(scale: f64) -> Scenario {
         threads: ts,
     }
 }
+
+/// The seed's `recordcount` (seed 000: "recordcount:20000000").
+const YCSB_B_RECORDS: u64 = 20_000_000;
 
 /// YCSB's `fieldlength` default (100 B): an update of workloadb writes one field
 /// (`writeallfields=false`), and its journal record is taken to be that field.
