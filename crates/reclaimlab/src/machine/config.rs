@@ -93,8 +93,27 @@ pub struct DeviceProfile {
     pub name: String,
     pub read_latency_ns: u64,
     pub write_latency_ns: u64,
+    /// How fast one request's data moves.
     pub bandwidth_bytes_per_s: u64,
     pub queue_depth: u32,
+    /// What the requests in flight share (`machine/blockdev.rs`).
+    #[serde(default)]
+    pub channel: Channel,
+}
+
+/// The bandwidth a device's requests in flight share, per direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    /// One channel at the device's `bandwidth_bytes_per_s`: a disk, an SSD behind its link.
+    #[default]
+    Bandwidth,
+    /// One channel at this many bytes per second, while each request moves at
+    /// `bandwidth_bytes_per_s` (persistent memory: one CPU's copy against the media's limit).
+    BytesPerSec(u64),
+    /// Nothing shared: each request is a copy by its own CPU (brd's memcpy), limited only by
+    /// memory bandwidth, which is not modelled.
+    PerCpuCopy,
 }
 
 impl DeviceProfile {
@@ -106,15 +125,23 @@ impl DeviceProfile {
     pub fn hdd() -> Self {
         Self::new("hdd", 8_000_000, 8_000_000, 150_000_000, 32)
     }
-    /// brd ramdisk: a memcpy, ~2 µs per 4 KiB request including the block layer.
+    /// brd ramdisk: a memcpy, ~2 µs per 4 KiB request including the block layer, by the
+    /// submitting CPU (`brd_submit_bio`): requests share no channel.
     pub fn ramdisk() -> Self {
-        Self::new("ramdisk", 2_000, 2_000, 8_000_000_000, 1024)
+        Self {
+            channel: Channel::PerCpuCopy,
+            ..Self::new("ramdisk", 2_000, 2_000, 8_000_000_000, 1024)
+        }
     }
-    /// Persistent memory through the pmem block driver: a few µs; 15 GiB/s, the random-read
-    /// throughput seed 002 gives for its Intel DC Persistent Memory ("up to 36 GiB/s and 15
-    /// GiB/s throughput, respectively, for sequential and random read access").
+    /// Persistent memory through the pmem block driver: a few µs, ~6 GB/s for one request's
+    /// copy (`pmem_submit_bio`, on the submitting CPU), all of them sharing 15 GiB/s, the
+    /// random-read throughput seed 002 gives for its Intel DC Persistent Memory ("up to 36 GiB/s
+    /// and 15 GiB/s throughput, respectively, for sequential and random read access").
     pub fn pmem() -> Self {
-        Self::new("pmem", 3_000, 5_000, 15 * (1 << 30), 256)
+        Self {
+            channel: Channel::BytesPerSec(15 << 30),
+            ..Self::new("pmem", 3_000, 5_000, 6_000_000_000, 256)
+        }
     }
     pub fn new(name: &str, read_ns: u64, write_ns: u64, bw: u64, qd: u32) -> Self {
         DeviceProfile {
@@ -123,6 +150,7 @@ impl DeviceProfile {
             write_latency_ns: write_ns,
             bandwidth_bytes_per_s: bw,
             queue_depth: qd,
+            channel: Channel::Bandwidth,
         }
     }
     pub fn by_name(name: &str) -> Result<Self, String> {
@@ -492,6 +520,9 @@ impl MachineConfig {
                     "device {} needs bandwidth and queue depth",
                     dev.name
                 ));
+            }
+            if dev.channel == Channel::BytesPerSec(0) {
+                return Err(format!("device {}: a channel of 0 bytes/s", dev.name));
             }
         }
         if self.memcgs.len() > 4096 {

@@ -585,7 +585,7 @@ impl Machine {
                 // filemap_create_folio → filemap_read_folio: one 4 KiB read.
                 self.folio_add_lru(pol, pfn);
                 let now = self.now();
-                let done = self.file_dev.submit(now, 4096, false);
+                let done = self.file_dev.submit(now, 4096, false, self.lock_floor);
                 self.wait_for_folio_read(pfn, now, done);
                 let memcg = self.folios[pfn as usize].memcg;
                 self.count(memcg, Vm::Pgpgin, 4);
@@ -692,7 +692,7 @@ impl Machine {
     /// PGPGIN counts each page (in KiB).
     fn read_pages(&mut self, pid: u32, n: u64) -> u64 {
         let now = self.now();
-        let done = self.file_dev.submit(now, n * 4096, false);
+        let done = self.file_dev.submit(now, n * 4096, false, self.lock_floor);
         let memcg = self.procs[pid as usize].memcg;
         self.count(memcg, Vm::Pgpgin, 4 * n);
         done

@@ -21,7 +21,7 @@ pub enum SwapSlot {
 pub enum SwapBacking {
     None,
     Zram { ratio: f64 },
-    Device(BlockDev),
+    Device(Box<BlockDev>),
 }
 
 #[derive(Clone, Debug)]
@@ -66,7 +66,7 @@ impl Swap {
                 *size_pages,
             ),
             SwapConfig::Device { size_pages, device } => (
-                SwapBacking::Device(BlockDev::new(device.clone())),
+                SwapBacking::Device(Box::new(BlockDev::new(device.clone()))),
                 *size_pages,
             ),
         };
@@ -222,7 +222,7 @@ impl Machine {
             }
             SwapBacking::Device(dev) => {
                 let now = self.ctx.now + self.ctx.elapsed;
-                let done = dev.submit(now, 4096, true);
+                let done = dev.submit(now, 4096, true, self.lock_floor);
                 self.swap.on_dev[slot] = true;
                 let f = &mut self.folios[pfn as usize];
                 f.clear(pg::DIRTY);
@@ -239,13 +239,13 @@ impl Machine {
 
     /// `swap_read_folio`: the read's time (zram decompression on the CPU, or a device wait).
     pub fn swap_read(&mut self) {
-        let now = self.now();
+        let (now, floor) = (self.now(), self.lock_floor);
         match &mut self.swap.backing {
             SwapBacking::None => {}
             // zram_read_page: decompression on the faulting CPU.
             SwapBacking::Zram { .. } => self.spend_sys(self.cfg.cost.zram_decompress_ns),
             SwapBacking::Device(dev) => {
-                let done = dev.submit(now, 4096, false);
+                let done = dev.submit(now, 4096, false, floor);
                 self.spend_iowait(done - now);
             }
         }

@@ -388,7 +388,7 @@ impl Machine {
         // ->writepages building and submitting the bio (`submit_bio`).
         self.spend_sys(self.cfg.cost.writeback_page_ns);
         let now = self.now();
-        let done = self.file_dev.submit(now, 4096, true);
+        let done = self.file_dev.submit(now, 4096, true, self.lock_floor);
         self.count(memcg, Vm::Pgpgout, 4);
         self.queue_kthread_work(done, super::kthreads::KthreadWork::WritebackEnd(pfn));
         done
