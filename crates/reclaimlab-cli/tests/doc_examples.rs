@@ -117,7 +117,7 @@ fn expectation(command: &str) -> Option<Expect> {
         "reclaimlab bisect file-anon-mix-mini --good mglru:6.1 --bad mglru:6.12 --metric workingset_refault_file" => {
             Prints(&[
                 "culprit: refault-counts-every-refault (6.12, 3af0191a594d)",
-                "alone (mglru:6.1+refault-counts-every-refault vs good): +",
+                "(does not move it further)",
             ])
         }
         "reclaimlab bisect android-launch --good mglru:6.12 --bad mglru:6.12+consolidate-evictable-size+rename-aging-rotation-vars+relocate-scan-batch-limit+restructure-reclaim-loop+exact-scan-count+avoid-type-fallback+smaller-reclaim-batch+dont-abort-after-aging+remove-swap-constrained-check+simplify-dirty-writeback+drop-reclaiming-arg+remove-file-taken+remove-unqueued-dirty+unify-writeback-throttling --metric workingset_refault_file --seeds 20" => {
