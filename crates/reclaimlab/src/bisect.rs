@@ -13,7 +13,7 @@
 //! goes on among the states not yet ruled out, and if skips keep it from narrowing the range to
 //! one change, it ends with the range ("no single culprit").
 
-use crate::stats::{welch_relative_change, Welch};
+use crate::stats::{mean, welch_relative_change, Welch};
 
 /// A step's verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +89,6 @@ pub fn classify(good: &[f64], bad: &[f64], x: &[f64]) -> Verdict {
 /// A state unlike both ends: the verdict of the end its mean lies within
 /// [`NEAR_END_FRACTION`] of the ends' distance from, else a skip.
 fn nearest_end(good: &[f64], bad: &[f64], x: &[f64]) -> Verdict {
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let gap = mean(bad) - mean(good);
     if gap == 0.0 || !gap.is_finite() {
         return Verdict::Skip;

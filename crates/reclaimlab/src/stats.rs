@@ -125,7 +125,8 @@ pub struct Summary {
     pub clipped: bool,
 }
 
-fn mean(xs: &[f64]) -> f64 {
+/// Arithmetic mean.
+pub(crate) fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 

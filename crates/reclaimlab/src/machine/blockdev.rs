@@ -6,7 +6,7 @@
 //! the earliest free stretch of the channel at or after its data is ready, not the end of the
 //! last transfer processed. Reads are waited for; writes complete asynchronously.
 
-use super::config::{Channel, DeviceProfile};
+use super::config::DeviceProfile;
 use super::lru_lock::LockTimeline;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -53,18 +53,14 @@ impl BlockDev {
             self.profile.read_latency_ns
         };
         let ready = start + latency;
-        let done = ready + transfer_ns(bytes, self.profile.bandwidth_bytes_per_s);
-        let shared = match self.profile.channel {
-            Channel::Bandwidth => self.profile.bandwidth_bytes_per_s,
-            Channel::BytesPerSec(bw) => bw,
-            Channel::PerCpuCopy => 0,
-        };
-        let done = if shared == 0 {
-            done
-        } else {
-            let hold = transfer_ns(bytes, shared);
-            let moved = self.channels[write as usize].acquire(ready, hold, floor) + hold;
-            done.max(moved)
+        let copied = ready + transfer_ns(bytes, self.profile.bandwidth_bytes_per_s);
+        let done = match self.profile.shared_bandwidth() {
+            None => copied,
+            Some(bw) => {
+                let hold = transfer_ns(bytes, bw);
+                let moved = self.channels[write as usize].acquire(ready, hold, floor) + hold;
+                copied.max(moved)
+            }
         };
         self.slots.push(Reverse(done));
         if write {
@@ -86,6 +82,7 @@ fn transfer_ns(bytes: u64, bw: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::machine::config::Channel;
 
     #[test]
     fn queue_depth_limits_parallelism() {

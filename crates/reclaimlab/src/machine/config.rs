@@ -117,6 +117,14 @@ pub enum Channel {
 }
 
 impl DeviceProfile {
+    /// The bandwidth the requests in flight share, if they share one.
+    pub fn shared_bandwidth(&self) -> Option<u64> {
+        match self.channel {
+            Channel::Bandwidth => Some(self.bandwidth_bytes_per_s),
+            Channel::BytesPerSec(bw) => Some(bw),
+            Channel::PerCpuCopy => None,
+        }
+    }
     /// A datacenter NVMe SSD: ~80 µs random 4 KiB read, ~20 µs write (to its cache), 3 GB/s.
     pub fn nvme() -> Self {
         Self::new("nvme", 80_000, 20_000, 3_000_000_000, 128)

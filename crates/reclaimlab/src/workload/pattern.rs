@@ -86,7 +86,7 @@ pub enum Pattern {
     /// items by Gray et al.'s method (`ZipfianGenerator.nextLong`), then hashed to a record
     /// (`fnvhash64(rank) % records`). Popular records are scattered, and since 29% of the
     /// draws fall on ranks beyond the first 2·10^7, a page holding many records is far less
-    /// skewed than a Zipf over pages: see [`ycsb_zipfian_record`].
+    /// skewed than a Zipf over pages: see [`ScrambledZipfian`].
     YcsbZipfian { records: u64, pages: u64 },
 }
 
@@ -301,6 +301,7 @@ enum Gen {
     YcsbZipfian {
         records: u64,
         pages: u64,
+        ranks: ScrambledZipfian,
     },
     /// The pattern failed validation.
     Invalid,
@@ -348,7 +349,11 @@ impl Gen {
                 per_table: of.footprint(),
                 of: Box::new(Gen::new(of)),
             },
-            Pattern::YcsbZipfian { records, pages } => Gen::YcsbZipfian { records, pages },
+            Pattern::YcsbZipfian { records, pages } => Gen::YcsbZipfian {
+                records,
+                pages,
+                ranks: ScrambledZipfian::new(),
+            },
         }
     }
 
@@ -385,8 +390,12 @@ impl Gen {
                 per_table,
                 of,
             } => rng.random_range(0..*tables) * *per_table + of.next(rng)?,
-            Gen::YcsbZipfian { records, pages } => {
-                let record = ycsb_zipfian_record(rng.random(), *records);
+            Gen::YcsbZipfian {
+                records,
+                pages,
+                ranks,
+            } => {
+                let record = ranks.record(rng.random(), *records);
                 (record as u128 * *pages as u128 / *records as u128) as u64
             }
             Gen::Invalid => return None,
@@ -402,29 +411,54 @@ const YCSB_ZIPFIAN_CONSTANT: f64 = 0.99;
 /// YCSB's `ScrambledZipfianGenerator.ZETAN`: zeta(10^10, 0.99), precomputed there.
 const YCSB_ZETAN: f64 = 26.469_028_201_783_02;
 
-/// The record of one draw of YCSB's scrambled zipfian over `records` records, from a uniform
-/// `u` in [0, 1): the rank by Gray et al.'s approximation ("Quickly generating billion-record
-/// synthetic databases", SIGMOD 1994, as `ZipfianGenerator.nextLong` computes it: rank 0 for
-/// `u·zetan < 1`, rank 1 below `1 + 0.5^theta`, otherwise `n·(eta·u − eta + 1)^alpha`), then
-/// `fnvhash64(rank) % records` (`ScrambledZipfianGenerator.nextValue`).
-pub fn ycsb_zipfian_record(u: f64, records: u64) -> u64 {
-    ycsb_fnvhash64(ycsb_zipfian_rank(u)) % records
+/// YCSB's scrambled zipfian: the rank by Gray et al.'s approximation ("Quickly generating
+/// billion-record synthetic databases", SIGMOD 1994, as `ZipfianGenerator.nextLong` computes
+/// it: rank 0 for `u·zetan < 1`, rank 1 below `1 + 0.5^theta`, otherwise
+/// `n·(eta·u − eta + 1)^alpha`), then `fnvhash64(rank) % records`
+/// (`ScrambledZipfianGenerator.nextValue`). Holds the method's constants, computed once as
+/// `ZipfianGenerator`'s constructor does.
+#[derive(Clone, Copy, Debug)]
+pub struct ScrambledZipfian {
+    /// zeta(2, theta) = 1 + 0.5^theta.
+    zeta2: f64,
+    /// 1 / (1 - theta).
+    alpha: f64,
+    /// (1 - (2/n)^(1-theta)) / (1 - zeta2/zetan).
+    eta: f64,
 }
 
-/// The rank (0 = most popular) of YCSB's `ZipfianGenerator.nextLong` over its 10^10 items for
-/// a uniform `u` in [0, 1).
-pub fn ycsb_zipfian_rank(u: f64) -> u64 {
-    let theta = YCSB_ZIPFIAN_CONSTANT;
-    let zeta2 = 1.0 + 0.5f64.powf(theta);
-    let uz = u * YCSB_ZETAN;
-    if uz < 1.0 {
-        0
-    } else if uz < zeta2 {
-        1
-    } else {
-        let alpha = 1.0 / (1.0 - theta);
-        let eta = (1.0 - (2.0 / YCSB_ITEM_COUNT).powf(1.0 - theta)) / (1.0 - zeta2 / YCSB_ZETAN);
-        (YCSB_ITEM_COUNT * (eta * u - eta + 1.0).powf(alpha)) as u64
+impl Default for ScrambledZipfian {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ScrambledZipfian {
+    pub fn new() -> Self {
+        let theta = YCSB_ZIPFIAN_CONSTANT;
+        let zeta2 = 1.0 + 0.5f64.powf(theta);
+        ScrambledZipfian {
+            zeta2,
+            alpha: 1.0 / (1.0 - theta),
+            eta: (1.0 - (2.0 / YCSB_ITEM_COUNT).powf(1.0 - theta)) / (1.0 - zeta2 / YCSB_ZETAN),
+        }
+    }
+
+    /// The record of one draw over `records` records, from a uniform `u` in [0, 1).
+    pub fn record(&self, u: f64, records: u64) -> u64 {
+        ycsb_fnvhash64(self.rank(u)) % records
+    }
+
+    /// The rank (0 = most popular) over YCSB's 10^10 items, from a uniform `u` in [0, 1).
+    pub fn rank(&self, u: f64) -> u64 {
+        let uz = u * YCSB_ZETAN;
+        if uz < 1.0 {
+            0
+        } else if uz < self.zeta2 {
+            1
+        } else {
+            (YCSB_ITEM_COUNT * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64
+        }
     }
 }
 
@@ -629,7 +663,8 @@ mod tests {
     fn ycsb_zipfian_ranks_follow_grays_zipf_over_ten_billion_items() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let n = 400_000;
-        let ranks: Vec<u64> = (0..n).map(|_| ycsb_zipfian_rank(rng.random())).collect();
+        let gen = ScrambledZipfian::new();
+        let ranks: Vec<u64> = (0..n).map(|_| gen.rank(rng.random())).collect();
         let share =
             |f: &dyn Fn(u64) -> bool| ranks.iter().filter(|&&r| f(r)).count() as f64 / n as f64;
         let top = share(&|r| r == 0);
