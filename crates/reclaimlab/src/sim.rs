@@ -1354,6 +1354,10 @@ impl Engine {
                     self.step_times.user_ns += ns;
                     self.push_thread(i, t + ns);
                 }
+                Action::Syscall(ns) => {
+                    self.step_times.sys_ns += ns;
+                    self.push_thread(i, t + ns);
+                }
                 Action::Sleep(ns) => {
                     if ns > 0 {
                         self.psi_sleep(i, t);

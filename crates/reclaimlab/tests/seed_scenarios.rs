@@ -7,8 +7,8 @@ use reclaimlab::sim::{run, PolicySpec, RunOptions};
 use reclaimlab::workload::appcache::{AppCacheStats, AppCacheStep, AppCacheWork};
 use reclaimlab::workload::micro;
 use reclaimlab::workload::seeds::{
-    ANDROID_APPS, CHROME_ITERATIONS, CHROME_MEMCGS, CHROME_PAIRS_PER_MEMCG, KBUILD_JOBS,
-    KBUILD_PARALLEL,
+    ANDROID_APPS, CHROME_ITERATIONS, CHROME_MEMCGS, CHROME_PAIRS_PER_MEMCG,
+    FIO_IO_URING_REQUEST_SYS_NS, FIO_REQUEST_USER_NS, KBUILD_JOBS, KBUILD_PARALLEL,
 };
 use reclaimlab::workload::{Action, ActionSource, RunShare, Scenario, Step, Stream, StreamIter};
 
@@ -719,6 +719,59 @@ fn fio_pmem_reads_files_twice_memory() {
     assert!(vm(&r, "pgpgin") > 0 && vm(&r, "pgsteal_kswapd") + vm(&r, "pgsteal_direct") > 0);
     let req = r.requests.unwrap();
     assert!(req.latency.p99_ns >= req.latency.p50_ns && req.per_sec > 0.0);
+}
+
+/// Each timed fio-pmem request spends fio's user CPU before it and io_uring's kernel CPU
+/// inside it (the seed's command line measured, `scripts/calibrate-fio.sh`), besides the read
+/// itself; the ramp's reads spend neither. The thread's CPU adds up to what its accesses and
+/// these steps spent.
+#[test]
+fn fio_pmem_requests_spend_fios_and_io_urings_cpu() {
+    let scn = micro::builtin("fio-pmem", 1.0 / 2048.0).unwrap();
+    let mut share = RunShare::default();
+    let mut it = StreamIter::new(&scn.threads[0].stream, 0, &mut share);
+    let mut ramp = 0u64;
+    loop {
+        match it.next_action().unwrap() {
+            Action::Access { via: Via::Fd, .. } => ramp += 1,
+            Action::Think(ns) => {
+                assert_eq!(ns, FIO_REQUEST_USER_NS);
+                break;
+            }
+            a => panic!("unexpected in the ramp: {a:?}"),
+        }
+    }
+    assert_eq!(ramp, 2 * scn.files[0].pages, "a ramp of two file sizes");
+    assert_eq!(it.next_action(), Some(Action::OpBegin));
+    assert_eq!(
+        it.next_action(),
+        Some(Action::Syscall(FIO_IO_URING_REQUEST_SYS_NS))
+    );
+    assert!(matches!(
+        it.next_action(),
+        Some(Action::Access {
+            via: Via::Fd,
+            op: Op::Read,
+            ..
+        })
+    ));
+    assert_eq!(it.next_action(), Some(Action::OpEnd));
+
+    let r = go(&scn, mglru());
+    let t = &r.threads[0];
+    let accesses = t.accesses;
+    let requests = t.requests;
+    assert_eq!(accesses, requests + ramp);
+    let cost = reclaimlab::machine::config::CostProfile::default();
+    assert_eq!(
+        t.cpu.user_ns,
+        accesses * cost.cpu_access_ns + requests * FIO_REQUEST_USER_NS,
+        "user time: every access's, and fio's per request"
+    );
+    assert!(
+        t.cpu.sys_ns >= accesses * cost.fd_syscall_ns + requests * FIO_IO_URING_REQUEST_SYS_NS,
+        "sys time holds every read's system call and io_uring's part"
+    );
 }
 
 #[test]

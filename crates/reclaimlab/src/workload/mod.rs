@@ -29,6 +29,9 @@ pub enum Action {
     },
     /// Spend CPU time in user mode without touching memory (the application's own work).
     Think(u64),
+    /// Spend CPU time in the kernel outside the work the model does itself: an I/O engine's
+    /// own submission and completion (io_uring's `io_submit_sqes` and `io_cqring_wait`).
+    Syscall(u64),
     /// Sleep: off the CPU for this long (a delay, a pause between rounds).
     Sleep(u64),
     /// Wait until an absolute simulated time (trace replay).
@@ -215,6 +218,8 @@ pub enum Step {
     Phase(Phase),
     /// Spend CPU time in user mode.
     Think(u64),
+    /// Spend CPU time in the kernel (see [`Action::Syscall`]).
+    Syscall(u64),
     /// Sleep, off the CPU.
     Sleep(u64),
     Barrier {
@@ -819,6 +824,7 @@ impl ScriptIter {
                     self.pos += 1;
                     return Some(match *other {
                         Step::Think(ns) => Action::Think(ns),
+                        Step::Syscall(ns) => Action::Syscall(ns),
                         Step::Sleep(ns) => Action::Sleep(ns),
                         Step::Barrier { group, parties } => Action::Barrier { group, parties },
                         Step::MunmapAnon { start, len } => Action::MunmapAnon { start, len },

@@ -991,6 +991,22 @@ pub fn android_launch(scale: f64) -> Scenario {
     }
 }
 
+/// fio's own user CPU per request of fio-pmem beyond the `cpu_access_ns` (100 ns) every
+/// access is charged: fio's `usr_cpu` per request, 348-388 ns, running the seed's command
+/// line (`--ioengine=io_uring --iodepth_batch_submit=32 --iodepth_batch_complete=32`, 4 KiB
+/// buffered random reads) over a file the host has cached (`scripts/calibrate-fio.sh`,
+/// 2026-11-27, medians of 5 runs at depths 32 and 64; docs/model.md §3, "fio's request").
+pub const FIO_REQUEST_USER_NS: u64 = 270;
+
+/// The kernel CPU per fio-pmem request beyond the `fd_syscall_ns` (1 µs) a read through a
+/// file descriptor is charged: fio's `sys_cpu` per request in the same measurement,
+/// 1,583-1,594 ns at depths 32 and 64 (io_uring's SQE and CQE handling, and a random page's
+/// lookup and copy from lines no longer cached, where `fd_syscall_ns` was timed reading
+/// sequentially). At depths 96 and 128 this host gives 3.2-3.4 µs: 384 KiB or more of fio's
+/// buffers no longer fit its 512 KiB L2, where the seed's Xeon (DC Persistent Memory needs a
+/// Cascade Lake or later, 1 MiB of L2 or more) holds the seed's 128 × 4 KiB.
+pub const FIO_IO_URING_REQUEST_SYS_NS: u64 = 590;
+
 /// fio-pmem's access distributions (`--random_distribution`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FioDist {
@@ -1019,8 +1035,13 @@ pub fn fio_pmem(scale: f64) -> Scenario {
 /// `requests.per_sec` / 256, p99 = `requests.latency.p99_ns`). The seed's 20 min ramp and
 /// 10 min run become these counts.
 ///
-/// Left out: io_uring's queue depth of 128 (each job has one read in flight), the
-/// second, unused socket.
+/// Each timed request also costs what fio and io_uring spend besides the page cache's
+/// lookup and copy, measured with the seed's command line ([`FIO_REQUEST_USER_NS`],
+/// [`FIO_IO_URING_REQUEST_SYS_NS`]); the ramp's reads do not, as its time is not measured.
+///
+/// Left out: io_uring's queue depth of 128 (each job has one read in flight: pmem's bio
+/// completes in `pmem_submit_bio`, so a read that misses completes inside the submitting
+/// `io_uring_enter` and the depth buys no overlap), the second, unused socket.
 pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
     let cpus = 40u32;
     let jpc = jobs_per_cpu.clamp(1, 2);
@@ -1056,7 +1077,9 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
                         2 * size,
                     ))],
                     vec![
+                        Step::Think(FIO_REQUEST_USER_NS),
                         Step::OpBegin,
+                        Step::Syscall(FIO_IO_URING_REQUEST_SYS_NS),
                         Step::Phase(Phase::new(pattern.clone(), Target::fd(j), 0, 1)),
                         Step::OpEnd,
                     ],
