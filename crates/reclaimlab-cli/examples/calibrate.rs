@@ -10,7 +10,11 @@
 //! another CPU (the cache lines `lruvec->lru_lock`'s holder touches, moved from the previous
 //! holder's cache), and of a page-table walk that test-and-clears accessed bits
 //! (`/proc/self/clear_refs`, as MGLRU's `walk_pte_range` does for a young PTE), and of the
-//! same walk passing over a none PTE (as `walk_pte_range` passes over none and old ones).
+//! same walk passing over a none PTE (as `walk_pte_range` passes over none and old ones), and
+//! of `lru_lock`'s hold per folio: an isolation's of cold folios off a list's tail and a
+//! putback's of folios in the cache, each on stand-ins doing the kernel's per-folio work,
+//! and the kernel's own activation of a cached folio (`folio_activate`), which bounds the
+//! second.
 //!
 //! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
 //! measurement; 5 repetitions, the median is printed; `CALIBRATE_DIR` names the directory, and
@@ -287,6 +291,30 @@ fn cached_pread(file: &std::fs::File, len: usize) -> f64 {
     t.elapsed().as_nanos() as f64 / (len / PAGE) as f64
 }
 
+/// ns per page that activating a page-cache folio adds to a `pread` of it: a file written
+/// with 1 MiB `write`s, then fsynced (its folios inactive and not referenced: `write_begin`
+/// does not mark them accessed), is read page by page three times. The first pass's
+/// `folio_mark_accessed` marks each folio referenced, the second's activates it
+/// (`folio_activate`: a reference and the per-CPU batch, then `folio_batch_move_lru` under
+/// `lru_lock` per batch: `lruvec_del_folio`, `folio_set_active`, `lruvec_add_folio`, the
+/// counters), the third finds it active: the second pass less the third. The difference bounds from above what the lock is held per folio for a
+/// move of folios just touched (del and add; a putback's or lru_add's hold is an add alone).
+fn activation_per_page(dir: &std::path::Path, len: usize) -> f64 {
+    let file = cached_file(dir, len);
+    let mut buf = vec![0u8; PAGE];
+    let pass = |buf: &mut Vec<u8>| {
+        let t = Instant::now();
+        for off in (0..len).step_by(PAGE) {
+            file.read_exact_at(buf, off as u64).expect("pread");
+        }
+        t.elapsed().as_nanos() as f64 / (len / PAGE) as f64
+    };
+    pass(&mut buf);
+    let second = pass(&mut buf);
+    let third = pass(&mut buf);
+    second - third
+}
+
 /// ns per `pwrite` of `bytes` bytes at the start of each page of a cached file's first `len`
 /// bytes, every page already dirty (a first pass dirties them): entry and exit, the inode
 /// lock and write checks, then for `bytes` > 0 `generic_perform_write` (`write_begin` finding
@@ -401,6 +429,206 @@ impl SharedList {
     }
 }
 
+/// A stand-in for a folio's first cache line as `lru_lock`'s holder touches it: flags
+/// (`PG_lru`), the `lru` list links, and the rest of the line (mapping, index, refcounts).
+#[repr(C, align(64))]
+struct FakeFolio {
+    flags: AtomicU64,
+    refcount: AtomicU64,
+    prev: u32,
+    next: u32,
+    _rest: [u64; 5],
+}
+
+/// A counter alone on its cache line.
+#[repr(C, align(64))]
+struct CounterLine([u64; 8]);
+
+/// `n` zeroed elements in anonymous memory backed by transparent huge pages where the host
+/// allows them, as the kernel's `struct page` array (vmemmap) is mapped by huge pages: the
+/// measurement then pays the cache misses, not TLB misses a 4 KiB mapping would add.
+fn huge_slice<T>(n: usize) -> &'static mut [T] {
+    let len = (n * std::mem::size_of::<T>()).next_multiple_of(2 << 20);
+    // SAFETY: a fresh private anonymous mapping of `len` bytes, zero-filled, which an all-zero
+    // `T` (atomics and integers) may be; unmapped by the caller before it is used again.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        assert!(p != libc::MAP_FAILED, "mmap of {len} bytes");
+        libc::madvise(p, len, libc::MADV_HUGEPAGE);
+        std::slice::from_raw_parts_mut(p as *mut T, n)
+    }
+}
+
+/// ns per folio that an isolation holds `lru_lock` for (`isolate_lru_folios`), with the folios
+/// cold in the cache as an LRU's tail is: `n` folios of 64 bytes (more than the last-level
+/// cache holds) on a circular list in random order; under an uncontended lock, batches of 32
+/// (`SWAP_CLUSTER_MAX`) take the tail folio, prefetch the next one
+/// (`prefetchw_prev_lru_folio`), take a reference (`folio_try_get`), test-and-clear its LRU
+/// flag (`folio_test_clear_lru`), unlink it (`list_move` to the private list, whose links
+/// stay in cache) and count it on three lines (`update_lru_size`: the memcg lruvec's, the
+/// node's and the zone's counts). The fastest of `trials` passes over the whole list.
+///
+/// Also returns the ns per step of a plain walk of the same list (`prev` to `prev`, nothing
+/// else), the cache miss alone, so that the hold can be carried to a host whose memory latency
+/// differs: the hold less the miss is the work under the lock.
+fn lru_isolation_hold(n: usize, trials: usize) -> (f64, f64) {
+    const NIL: u32 = u32::MAX;
+    const PG_LRU: u64 = 1 << 4;
+    const BATCH: usize = 32;
+    let (mut best, mut best_walk) = (f64::INFINITY, f64::INFINITY);
+    for trial in 0..trials {
+        let folios = huge_slice::<FakeFolio>(n);
+        for f in folios.iter_mut() {
+            *f = FakeFolio {
+                flags: AtomicU64::new(PG_LRU),
+                refcount: AtomicU64::new(1),
+                prev: NIL,
+                next: NIL,
+                _rest: [0; 5],
+            };
+        }
+        // A random order (xorshift Fisher-Yates), so that each next folio is a cache miss.
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ trial as u64;
+        for i in (1..n).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            order.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+        for w in 0..n {
+            let (a, b) = (order[w] as usize, order[(w + 1) % n]);
+            folios[a].next = b;
+            folios[b as usize].prev = a as u32;
+        }
+        let t = Instant::now();
+        let mut at = order[n - 1];
+        for _ in 0..n {
+            at = folios[at as usize].prev;
+        }
+        best_walk = best_walk.min(t.elapsed().as_nanos() as f64 / n as f64);
+        std::hint::black_box(at);
+        let lock = AtomicU64::new(0);
+        // update_lru_size: the memcg lruvec's, the node's and the zone's counts, each on a
+        // line of its own.
+        let mut counters = [
+            CounterLine([0; 8]),
+            CounterLine([0; 8]),
+            CounterLine([0; 8]),
+        ];
+        let (mut size, mut taken_head) = (n as u64, NIL);
+        let mut tail = order[n - 1];
+        let t = Instant::now();
+        let mut left = n;
+        while left > 0 {
+            while lock
+                .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                std::hint::spin_loop();
+            }
+            for _ in 0..BATCH.min(left) {
+                let f = tail as usize;
+                let prev = folios[f].prev;
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: a prefetch of an element of the slice; it never faults.
+                unsafe {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    _mm_prefetch(folios.as_ptr().add(prev as usize) as *const i8, _MM_HINT_T0);
+                }
+                if folios[f].refcount.fetch_add(1, Ordering::AcqRel) == 0
+                    || folios[f].flags.fetch_and(!PG_LRU, Ordering::AcqRel) & PG_LRU == 0
+                {
+                    break;
+                }
+                let next = folios[f].next;
+                folios[prev as usize].next = next;
+                folios[next as usize].prev = prev;
+                folios[f].next = taken_head;
+                taken_head = tail;
+                tail = prev;
+                size -= 1;
+                for c in counters.iter_mut() {
+                    c.0[0] = c.0[0].wrapping_sub(1);
+                }
+                left -= 1;
+            }
+            lock.store(0, Ordering::Release);
+        }
+        let ns = t.elapsed().as_nanos() as f64 / n as f64;
+        std::hint::black_box((size, taken_head, &counters));
+        let len = (n * std::mem::size_of::<FakeFolio>()).next_multiple_of(2 << 20);
+        unmap(folios.as_mut_ptr() as *mut u8, len);
+        best = best.min(ns);
+    }
+    (best, best_walk)
+}
+
+/// ns per folio that a putback or an lru_add batch holds `lru_lock` for, its folios in the
+/// cache (their caller has just touched them): `lruvec_add_folio` as `move_folios_to_lru` and
+/// `folio_batch_move_lru` run it, on batches of 15 (`PAGEVEC_SIZE`) of 256 folios of 64
+/// bytes under an uncontended lock: set the LRU flag (`folio_set_lru`), check the folio's
+/// memcg against the locked lruvec's (`folio_lruvec_relock_irq`), count it on six lines of
+/// their own (`update_lru_size`: the node's and the zone's per-CPU vmstat, the memcg's and
+/// the lruvec's per-CPU state, `lru_zone_size`, the rstat update tree), link it at the list's
+/// head and drop the isolation's reference (`folio_put_testzero`). Fastest of `trials`.
+fn lru_add_hold(trials: usize) -> f64 {
+    const N: usize = 256;
+    const BATCH: usize = 15;
+    const PG_LRU: u64 = 1 << 4;
+    let mut best = f64::INFINITY;
+    let folios = huge_slice::<FakeFolio>(N);
+    let memcg_of: Vec<u64> = vec![7; N];
+    let mut counters: Vec<CounterLine> = (0..6).map(|_| CounterLine([0; 8])).collect();
+    let lock = AtomicU64::new(0);
+    let (mut head, mut locked_memcg) = (u32::MAX, 7u64);
+    for _ in 0..trials {
+        for f in folios.iter_mut() {
+            f.refcount.store(2, Ordering::Relaxed);
+            f.flags.store(0, Ordering::Relaxed);
+        }
+        let t = Instant::now();
+        for batch in (0..N).collect::<Vec<_>>().chunks(BATCH) {
+            while lock
+                .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                std::hint::spin_loop();
+            }
+            for &i in batch {
+                folios[i].flags.fetch_or(PG_LRU, Ordering::AcqRel);
+                if memcg_of[i] != locked_memcg {
+                    locked_memcg = memcg_of[i];
+                }
+                for c in counters.iter_mut() {
+                    c.0[0] = c.0[0].wrapping_add(1);
+                }
+                folios[i].next = head;
+                folios[i].prev = u32::MAX;
+                if head != u32::MAX {
+                    folios[head as usize].prev = i as u32;
+                }
+                head = i as u32;
+                folios[i].refcount.fetch_sub(1, Ordering::AcqRel);
+            }
+            lock.store(0, Ordering::Release);
+        }
+        best = best.min(t.elapsed().as_nanos() as f64 / N as f64);
+        head = u32::MAX;
+    }
+    std::hint::black_box((&counters, locked_memcg));
+    let len = (N * std::mem::size_of::<FakeFolio>()).next_multiple_of(2 << 20);
+    unmap(folios.as_mut_ptr() as *mut u8, len);
+    best
+}
+
 /// Pins the calling thread to `cpu`; false when it cannot be.
 fn pin_to(cpu: usize) -> bool {
     // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET and sched_setaffinity on it.
@@ -508,6 +736,13 @@ fn main() {
         out.push(pageout(&file, len));
     }
     let handoff = lock_handoff(2_000, 1_000);
+    // 4 Mi folios of 64 bytes: 256 MiB, far beyond the last-level cache.
+    let (isolation, chase) = lru_isolation_hold(4 << 20, reps);
+    // 256 folios (16 KiB): all in the first-level cache, as a putback's or an lru_add batch's
+    // folios are, just touched by their caller.
+    let (hot, _) = lru_isolation_hold(256, 2_000);
+    let add = lru_add_hold(2_000);
+    let activation = median((0..reps).map(|_| activation_per_page(&dir, len)).collect());
     println!(
         "host kernel: {}",
         std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -572,6 +807,16 @@ fn main() {
     println!(
         "  page-table walk passing a none PTE (clear_refs)  {:8.1} ns",
         median(pte_none)
+    );
+    println!(
+        "  lru_lock hold per folio isolated, folios cold     {isolation:7.0} ns (a stand-in, fastest of {reps}; of it a cache miss: {chase:.0})"
+    );
+    println!("  the same, folios in the cache (256 of them)       {hot:7.1} ns (fastest of 2000)");
+    println!(
+        "  lru_lock hold per folio put back or added (hot)   {add:7.1} ns (a stand-in, fastest of 2000)"
+    );
+    println!(
+        "  activation of a cached folio (pread, 2nd - 3rd)   {activation:7.0} ns (bounds a del + add hold)"
     );
     match handoff {
         Some(ns) => println!(

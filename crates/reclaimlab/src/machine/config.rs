@@ -42,9 +42,15 @@ pub struct CostProfile {
     /// (`write_begin` through the copy to `write_end`), during which reclaim's `folio_trylock`
     /// fails; not added to it (at most all of it; 0: writes hold no lock over time).
     pub write_folio_lock_ns: u64,
-    /// `lru_lock` held per folio isolated, put back or added from a batch (list unlink and
-    /// link, flags, counters): only the lock's hold, already part of the costs above.
+    /// `lru_lock` held per folio put back or added from a batch (list unlink and link, flags,
+    /// counters, on a folio its caller has just touched): only the lock's hold, already part
+    /// of the costs above.
     pub lru_lock_hold_ns: u64,
+    /// `lru_lock` held per folio an isolation scans from an LRU list's tail
+    /// (`isolate_lru_folios`, MGLRU's `scan_folios`): one load of a folio no cache holds any
+    /// more, which the list order makes dependent; the hold of the folios isolated (their CPU
+    /// is in `reclaim_per_folio_ns`), and the kernel time of a folio MGLRU sorts or skips.
+    pub lru_isolate_hold_ns: u64,
     /// What a `lru_lock` hold adds when another CPU held the lock last: the lock's, the list
     /// head's and the size counter's cache lines move from that CPU's cache (sys time of the
     /// new holder, and a longer hold).
@@ -77,7 +83,8 @@ impl Default for CostProfile {
             zap_pte_ns: 440,
             fd_syscall_ns: 1_000,
             write_folio_lock_ns: 460,
-            lru_lock_hold_ns: 50,
+            lru_lock_hold_ns: 8,
+            lru_isolate_hold_ns: 100,
             lru_lock_handoff_ns: 265,
             writeback_page_ns: 900,
             fault_around_page_ns: 164,

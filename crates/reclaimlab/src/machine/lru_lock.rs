@@ -153,6 +153,11 @@ impl Machine {
     /// `nr × lru_lock_hold_ns` (time its callers already charge), plus
     /// `lru_lock_handoff_ns` (charged here) when another CPU held it last.
     pub fn lru_lock(&mut self, memcg: u16, node: u8, nr: u64) {
+        self.lru_lock_holding(memcg, node, nr, self.cfg.cost.lru_lock_hold_ns);
+    }
+
+    /// `lru_lock` for `nr` folios held `per_folio` each.
+    fn lru_lock_holding(&mut self, memcg: u16, node: u8, nr: u64, per_folio: u64) {
         if nr == 0 {
             return;
         }
@@ -161,7 +166,7 @@ impl Machine {
             self.lru_locks.resize(i + 1, LockTimeline::default());
         }
         let now = self.now();
-        let hold = nr * self.cfg.cost.lru_lock_hold_ns;
+        let hold = nr * per_folio;
         let (holder, handoff) = (self.lock_holder(), self.cfg.cost.lru_lock_handoff_ns);
         let floor = self.lock_floor;
         let got = self.lru_locks[i].acquire_by(now, hold, holder, handoff, floor);
@@ -208,8 +213,14 @@ impl Machine {
         if putback {
             s.putback_locked = s.weight as u64 == BATCH_WEIGHT_ONE;
         }
+        // An isolation's folios come cold off the list's tail; a putback's were just touched.
+        let per_folio = if putback {
+            self.cfg.cost.lru_lock_hold_ns
+        } else {
+            self.cfg.cost.lru_isolate_hold_ns
+        };
         if s.weight as u64 == BATCH_WEIGHT_ONE {
-            return self.lru_lock(memcg, node, nr);
+            return self.lru_lock_holding(memcg, node, nr, per_folio);
         }
         let (acc, pending) = if putback {
             (&mut s.putback_acc, &mut s.putback_nr)
@@ -222,7 +233,7 @@ impl Machine {
             *acc -= BATCH_WEIGHT_ONE;
             let nr = std::mem::take(pending);
             s.putback_locked |= putback;
-            self.lru_lock(memcg, node, nr);
+            self.lru_lock_holding(memcg, node, nr, per_folio);
         }
     }
 
@@ -374,6 +385,33 @@ mod tests {
             m.lru_lock_isolate(0, 0, 32, None);
         }
         assert_eq!(m.lru_lock_handoffs, 7);
+    }
+
+    /// An isolation holds the lock `lru_isolate_hold_ns` per folio (each a cold load off the
+    /// list's tail), its putback `lru_lock_hold_ns` per folio (folios just touched): a second
+    /// CPU asking meanwhile waits for exactly that long.
+    #[test]
+    fn an_isolation_holds_the_lock_per_cold_folio_and_its_putback_per_hot_one() {
+        let mut m = machine(2, None);
+        let c = m.cfg.cost.clone();
+        assert!(c.lru_isolate_hold_ns > c.lru_lock_hold_ns);
+        let wait_behind = |m: &mut Machine, isolate: bool| {
+            m.ctx.cpu = 0;
+            m.ctx.now = 0;
+            if isolate {
+                m.lru_lock_isolate(0, 0, 32, None);
+            } else {
+                m.lru_lock_putback(0, 0, 32);
+            }
+            m.ctx.cpu = 1;
+            m.ctx.now = 1;
+            let before = m.lru_lock_wait_ns;
+            m.lru_lock(0, 0, 1);
+            m.lru_lock_wait_ns - before
+        };
+        assert_eq!(wait_behind(&mut m, true), 32 * c.lru_isolate_hold_ns - 1);
+        let mut m = machine(2, None);
+        assert_eq!(wait_behind(&mut m, false), 32 * c.lru_lock_hold_ns - 1);
     }
 
     #[test]

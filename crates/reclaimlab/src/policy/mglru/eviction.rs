@@ -158,15 +158,16 @@ impl Mglru {
             r.scanned += 1;
             // An isolated folio's CPU is inside shrink_folio_list's `reclaim_per_folio_ns`,
             // measured with its isolation (as classic's isolate_lru_folios); a folio sorted
-            // or skipped costs its list move under the lock (sort_folio, folio_inc_gen).
+            // or skipped costs its cold load and list move under the lock (sort_folio,
+            // folio_inc_gen).
             if self.sort_folio(m, lv, pfn, sc, tier_idx) {
-                m.spend_sys(m.cfg.cost.lru_lock_hold_ns);
+                m.spend_sys(m.cfg.cost.lru_isolate_hold_ns);
                 sorted += 1;
             } else if self.isolate_folio(m, pfn, sc) {
                 self.scratch.push(pfn);
                 r.isolated += 1;
             } else {
-                m.spend_sys(m.cfg.cost.lru_lock_hold_ns);
+                m.spend_sys(m.cfg.cost.lru_isolate_hold_ns);
                 self.lists.remove(pfn);
                 self.moved.push(pfn);
                 skipped += 1;
