@@ -595,14 +595,14 @@ fn lru_add_hold(trials: usize) -> f64 {
             f.flags.store(0, Ordering::Relaxed);
         }
         let t = Instant::now();
-        for batch in (0..N).collect::<Vec<_>>().chunks(BATCH) {
+        for start in (0..N).step_by(BATCH) {
             while lock
                 .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
                 .is_err()
             {
                 std::hint::spin_loop();
             }
-            for &i in batch {
+            for i in start..(start + BATCH).min(N) {
                 folios[i].flags.fetch_or(PG_LRU, Ordering::AcqRel);
                 if memcg_of[i] != locked_memcg {
                     locked_memcg = memcg_of[i];
