@@ -201,6 +201,12 @@ pub struct RequestStats {
     pub window_ns: u64,
     /// `total` per second of the window.
     pub per_sec: f64,
+    /// The sum of each thread's request rate over its own window (first OpBegin to last
+    /// OpEnd): what a time-based run's total over its duration measures (seed 000's "Total
+    /// requests" of clients that all run the whole time), for runs of fixed work whose threads
+    /// end at different times, where `per_sec` divides by the slowest one's window.
+    #[serde(default)]
+    pub workers_per_sec: f64,
     /// Durations of the operations.
     pub latency: LatencySummary,
     /// Power-of-two buckets of the durations in seconds, as in seed 000's Chrome/Node report:
@@ -347,6 +353,10 @@ impl RunResult {
             (
                 "requests_per_sec",
                 self.requests.as_ref().map_or(0.0, |r| r.per_sec),
+            ),
+            (
+                "requests_per_sec_workers",
+                self.requests.as_ref().map_or(0.0, |r| r.workers_per_sec),
             ),
             (
                 "req_lat_mean_us",

@@ -1525,6 +1525,7 @@ impl Engine {
             total,
             window_ns,
             per_sec: per_second(total, window_ns),
+            workers_per_sec: per_worker.iter().sum(),
             latency: self.op_hist.summary(),
             buckets_s: self.op_pow2_s.clone(),
             buckets_us: self.op_pow2_us.clone(),

@@ -837,3 +837,48 @@ fn until_stops_a_thread_at_its_deadline_and_ops_are_timed() {
     assert_eq!(req.window_ns, 9 * ms);
     assert_eq!(r.threads[0].requests, 9);
 }
+
+/// Two clients of fixed work, one twice as slow: `per_sec` divides all requests by the
+/// slower one's window, while `workers_per_sec` adds each client's own rate, which is what a
+/// time-based run's total over its duration gives (seed 000's "Total requests").
+#[test]
+fn workers_per_sec_adds_each_clients_rate_over_its_own_window() {
+    use reclaimlab::machine::MachineConfig;
+    use reclaimlab::workload::{ProcSpec, Script, ThreadSpec};
+    let ms = 1_000_000u64;
+    let client = |cpu: u32, op_ns: u64| ThreadSpec {
+        proc: 0,
+        cpu,
+        stream: Stream::Script(Script {
+            setup: vec![],
+            steps: vec![Step::OpBegin, Step::Think(op_ns), Step::OpEnd],
+            rounds: 100,
+        }),
+    };
+    let mut machine = MachineConfig::simple(4096);
+    machine.cpus = 2;
+    let scn = Scenario {
+        name: "two-clients".into(),
+        description: String::new(),
+        machine,
+        files: vec![],
+        procs: vec![ProcSpec {
+            name: "p".into(),
+            memcg: "/".into(),
+            anon_pages: 0,
+            mmaps: vec![],
+            fadvise_random: Vec::new(),
+        }],
+        threads: vec![client(0, ms), client(1, 2 * ms)],
+    };
+    let req = go(&scn, classic()).requests.unwrap();
+    assert_eq!(req.total, 200);
+    // 1000 and 500 requests per second.
+    assert!(
+        (req.workers_per_sec - 1500.0).abs() < 1.0,
+        "{}",
+        req.workers_per_sec
+    );
+    // All 200 over the slow client's 200 ms (and its start jitter).
+    assert!((req.per_sec - 1000.0).abs() < 10.0, "{}", req.per_sec);
+}
