@@ -406,14 +406,7 @@ struct SharedList {
 impl SharedList {
     /// One critical section: take the lock, link at the head, count, pass the turn, release.
     fn hold(&self) {
-        while self
-            .lock
-            .0
-            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            std::hint::spin_loop();
-        }
+        spin_lock(&self.lock.0);
         let next = self.head.0.load(Ordering::Relaxed);
         self.head.1.store(next, Ordering::Relaxed);
         self.head.0.store(next + 1, Ordering::Relaxed);
@@ -426,6 +419,16 @@ impl SharedList {
 
     fn turn(&self) -> u64 {
         self.lock.1.load(Ordering::Acquire)
+    }
+}
+
+/// Takes a test-and-set spinlock (`spin_lock`'s uncontended fast path, spinning otherwise).
+fn spin_lock(lock: &AtomicU64) {
+    while lock
+        .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        std::hint::spin_loop();
     }
 }
 
@@ -528,12 +531,7 @@ fn lru_isolation_hold(n: usize, trials: usize) -> (f64, f64) {
         let t = Instant::now();
         let mut left = n;
         while left > 0 {
-            while lock
-                .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
-                .is_err()
-            {
-                std::hint::spin_loop();
-            }
+            spin_lock(&lock);
             for _ in 0..BATCH.min(left) {
                 let f = tail as usize;
                 let prev = folios[f].prev;
@@ -596,12 +594,7 @@ fn lru_add_hold(trials: usize) -> f64 {
         }
         let t = Instant::now();
         for start in (0..N).step_by(BATCH) {
-            while lock
-                .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
-                .is_err()
-            {
-                std::hint::spin_loop();
-            }
+            spin_lock(&lock);
             for i in start..(start + BATCH).min(N) {
                 folios[i].flags.fetch_or(PG_LRU, Ordering::AcqRel);
                 if memcg_of[i] != locked_memcg {

@@ -52,13 +52,7 @@ fn fd_scenario(mem_pages: u64, file_pages: u64, pattern: Pattern, ops: u64) -> S
             pages: file_pages,
             tmpfs: false,
         }],
-        procs: vec![ProcSpec {
-            name: "p".into(),
-            memcg: "/".into(),
-            anon_pages: 0,
-            mmaps: vec![],
-            fadvise_random: Vec::new(),
-        }],
+        procs: vec![ProcSpec::new("p", "/", 0)],
         threads: vec![ThreadSpec {
             proc: 0,
             cpu: 0,

@@ -806,13 +806,7 @@ fn until_stops_a_thread_at_its_deadline_and_ops_are_timed() {
         description: String::new(),
         machine: MachineConfig::simple(4096),
         files: vec![],
-        procs: vec![ProcSpec {
-            name: "p".into(),
-            memcg: "/".into(),
-            anon_pages: 0,
-            mmaps: vec![],
-            fadvise_random: Vec::new(),
-        }],
+        procs: vec![ProcSpec::new("p", "/", 0)],
         threads: vec![ThreadSpec {
             proc: 0,
             cpu: 0,
@@ -862,13 +856,7 @@ fn workers_per_sec_adds_each_clients_rate_over_its_own_window() {
         description: String::new(),
         machine,
         files: vec![],
-        procs: vec![ProcSpec {
-            name: "p".into(),
-            memcg: "/".into(),
-            anon_pages: 0,
-            mmaps: vec![],
-            fadvise_random: Vec::new(),
-        }],
+        procs: vec![ProcSpec::new("p", "/", 0)],
         threads: vec![client(0, ms), client(1, 2 * ms)],
     };
     let req = go(&scn, classic()).requests.unwrap();
