@@ -174,6 +174,48 @@ fn a_random_one_page_read_reads_just_its_page() {
     }
 }
 
+/// `bdev_synchronous` (brd, pmem): the driver copies inside `submit_bio`, so a miss is the
+/// reader's system time, no I/O wait; the same miss on an NVMe is I/O wait. Whether the miss
+/// is a first read (page alone) or a readahead window's, the copy's time is charged once.
+#[test]
+fn a_miss_on_a_synchronous_device_is_the_readers_system_time_not_iowait() {
+    use reclaimlab::machine::DeviceProfile;
+    for (dev, synchronous) in [
+        (DeviceProfile::pmem(), true),
+        (DeviceProfile::ramdisk(), true),
+        (DeviceProfile::nvme(), false),
+    ] {
+        assert_eq!(dev.is_synchronous(), synchronous, "{}", dev.name);
+        let page_ns = 4096 * 1_000_000_000 / dev.bandwidth_bytes_per_s;
+        let name = dev.name.clone();
+        for (page, req) in [(10, 1), (0, 1), (2000, 8)] {
+            let mut r = rig_with(Kernel::V6_12, |c| c.file_device = dev.clone());
+            let pages_before = r.pgpgin_pages();
+            let out = r.read_at(page, req, 1_000_000_000);
+            let pages = r.pgpgin_pages() - pages_before;
+            assert!(out.major && pages >= 1, "{name}: page {page} misses");
+            let sys = r.m.ctx.times.sys_ns;
+            if synchronous {
+                assert_eq!(out.iowait, 0, "{name}: no I/O wait");
+                assert!(
+                    sys >= dev.read_latency_ns + pages * page_ns,
+                    "{name}: {pages} pages copied by the reader in one request: sys {sys} ns"
+                );
+            } else {
+                assert!(
+                    out.iowait >= dev.read_latency_ns,
+                    "{name}: waits for the device"
+                );
+                assert!(
+                    sys < dev.read_latency_ns,
+                    "{name}: the wait is not system time"
+                );
+            }
+            r.check();
+        }
+    }
+}
+
 #[test]
 fn a_32k_random_pread_reads_exactly_its_8_pages_in_one_request() {
     for kernel in KERNELS {

@@ -124,6 +124,12 @@ pub enum Channel {
 }
 
 impl DeviceProfile {
+    /// `bdev_synchronous` (BLK_FEAT_SYNCHRONOUS, set by brd and pmem): the driver's
+    /// `submit_bio` copies the data on the submitting CPU before it returns, so a read's time
+    /// is that task's system time, not I/O wait, and its CPU runs nothing else meanwhile.
+    pub fn is_synchronous(&self) -> bool {
+        matches!(self.channel, Channel::PerCpuCopy | Channel::BytesPerSec(_))
+    }
     /// The bandwidth the requests in flight share, if they share one.
     pub fn shared_bandwidth(&self) -> Option<u64> {
         match self.channel {
@@ -148,14 +154,18 @@ impl DeviceProfile {
             ..Self::new("ramdisk", 2_000, 2_000, 8_000_000_000, 1024)
         }
     }
-    /// Persistent memory through the pmem block driver: a few µs, ~6 GB/s for one request's
-    /// copy (`pmem_submit_bio`, on the submitting CPU), all of them sharing 15 GiB/s, the
-    /// random-read throughput seed 002 gives for its Intel DC Persistent Memory ("up to 36 GiB/s
-    /// and 15 GiB/s throughput, respectively, for sequential and random read access").
+    /// Persistent memory through the pmem block driver (`pmem_submit_bio`): the submitting CPU
+    /// copies each 4 KiB read from the media with `copy_mc_fragile` in 3.7 µs (1.1 GB/s),
+    /// measured in seed 002's own profiles (github.com/zhaishuang1/MglruPerf: that function's
+    /// cycles per page read, 3.51-3.79 µs in the six 40-job cells;
+    /// `scripts/seed002_profile.py`), all reads sharing 15 GiB/s, the random-read throughput
+    /// seed 002 gives for its Intel DC Persistent Memory ("up to 36 GiB/s and 15 GiB/s
+    /// throughput, respectively, for sequential and random read access"). The write figures
+    /// are estimates (no seed writes to pmem).
     pub fn pmem() -> Self {
         Self {
             channel: Channel::BytesPerSec(15 << 30),
-            ..Self::new("pmem", 3_000, 5_000, 6_000_000_000, 256)
+            ..Self::new("pmem", 0, 5_000, 1_100_000_000, 256)
         }
     }
     pub fn new(name: &str, read_ns: u64, write_ns: u64, bw: u64, qd: u32) -> Self {

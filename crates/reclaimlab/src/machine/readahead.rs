@@ -443,7 +443,7 @@ impl Machine {
         let batch = self.do_sync_mmap_readahead(pid, vma, file, index);
         let done = match batch {
             Some(b) => self.page_cache_ra_unbounded(pol, pid, file, b, Some(index)),
-            None => self.read_pages(pid, 1),
+            None => self.read_pages(pid, file, index, 1),
         };
         // The folio joins the LRU after its batch: unlike the kernel, where it is locked and
         // referenced while the batch allocates, the model has no lock that keeps reclaim off it.
@@ -584,9 +584,9 @@ impl Machine {
             None => {
                 // filemap_create_folio → filemap_read_folio: one 4 KiB read.
                 self.folio_add_lru(pol, pfn);
-                let now = self.now();
-                let done = self.file_dev.submit(now, 4096, false, self.lock_floor);
-                self.wait_for_folio_read(pfn, now, done);
+                let done = self.submit_file_read(file, index, 1);
+                let since = self.now();
+                self.wait_for_folio_read(pfn, since, done);
                 let memcg = self.folios[pfn as usize].memcg;
                 self.count(memcg, Vm::Pgpgin, 4);
             }
@@ -629,7 +629,7 @@ impl Machine {
         let size = self.files[file as usize].size_pages;
         if b.index >= size {
             return match target {
-                Some(_) => self.read_pages(pid, 1),
+                Some(t) => self.read_pages(pid, file, t, 1),
                 None => 0,
             };
         }
@@ -642,7 +642,7 @@ impl Machine {
         let (mut run, mut target_done, mut last_done) = (None::<(u64, u64)>, 0, 0);
         let mut flush = |m: &mut Machine, run: &mut Option<(u64, u64)>| {
             if let Some((lo, n)) = run.take() {
-                let done = m.read_pages(pid, n);
+                let done = m.read_pages(pid, file, lo, n);
                 if target.is_some_and(|t| t >= lo && t < lo + n) {
                     target_done = done;
                 }
@@ -679,8 +679,8 @@ impl Machine {
         }
         flush(self, &mut run);
         // A batch cut short before the target still reads the target.
-        if target.is_some() && target_done == 0 {
-            target_done = self.read_pages(pid, 1);
+        if let Some(t) = target.filter(|_| target_done == 0) {
+            target_done = self.read_pages(pid, file, t, 1);
         }
         self.ctx.may_yield = may_yield;
         let ra = self.procs[pid as usize].file_ra(file);
@@ -688,14 +688,39 @@ impl Machine {
         target_done
     }
 
-    /// `read_pages` → `submit_bio`: one read of `n` contiguous pages; returns its completion.
-    /// PGPGIN counts each page (in KiB).
-    fn read_pages(&mut self, pid: u32, n: u64) -> u64 {
-        let now = self.now();
-        let done = self.file_dev.submit(now, n * 4096, false, self.lock_floor);
+    /// `read_pages` → `submit_bio`: one read of the `n` contiguous pages of `file` from
+    /// `index`; returns its completion. PGPGIN counts each page (in KiB). On a synchronous
+    /// device (`bdev_synchronous`: brd, pmem) the submitting task copies the data itself, so
+    /// it returns with the read done; a workingset refault among the pages makes that time a
+    /// memory stall (`read_pages`'s `psi_memstall_enter`).
+    fn read_pages(&mut self, pid: u32, file: u32, index: u64, n: u64) -> u64 {
+        let done = self.submit_file_read(file, index, n);
         let memcg = self.procs[pid as usize].memcg;
         self.count(memcg, Vm::Pgpgin, 4 * n);
         done
+    }
+
+    /// `submit_bio` of a read of the `n` pages of `file` from `index`; returns its completion.
+    /// A synchronous device's driver (`pmem_submit_bio`, `brd_submit_bio`) copies before it
+    /// returns: the submitting task's system time.
+    fn submit_file_read(&mut self, file: u32, index: u64, n: u64) -> u64 {
+        let now = self.now();
+        let done = self.file_dev.submit(now, n * 4096, false, self.lock_floor);
+        if self.file_dev.profile.is_synchronous() && done > now {
+            let workingset = self.any_workingset(file, index, n);
+            self.spend_sys(done - now);
+            self.psi_wait(now, done, workingset, false);
+        }
+        done
+    }
+
+    /// Whether a folio of the `n` cached pages of `file` from `index` is a workingset refault's.
+    fn any_workingset(&self, file: u32, index: u64, n: u64) -> bool {
+        let slots = &self.files[file as usize].slots;
+        (index..index + n).any(|i| match slots.get(i as usize) {
+            Some(&Slot::Page(pfn)) => self.folios[pfn as usize].test(pg::WORKINGSET),
+            _ => false,
+        })
     }
 
     /// One folio of a readahead batch: allocated and charged without retries (a failure ends
