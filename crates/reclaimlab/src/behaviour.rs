@@ -286,7 +286,7 @@ pub const TABLE: [Row; 69] = [
     row(B::NoteCostSkipsZero, "note-cost-skips-zero", V7_1,
         "mm: lru_note_cost_unlock_irq() (Hugh Dickins, v6.17, read in 7.2.13's mm/swap.c); commit id not looked up",
         &["lru_note_cost_unlock_irq", "shrink_inactive_list", "shrink_active_list"], &[],
-        "lru_note_cost returns at a cost of 0, neither decaying the costs nor locking the ancestors' lruvecs (6.1/6.12: both, whatever the cost)"),
+        "lru_note_cost returns at a cost of 0, neither decaying the costs nor locking the ancestors' lruvecs (6.1/6.12: both, whatever the cost); after a reclaim batch it updates the batch's lruvec before releasing its lock (6.1/6.12 release it and queue for it again)"),
     row(B::WorkingsetTopTier, "workingset-top-tier", V7_1, "4d5d14a01e2c mm/mglru: rework workingset protection (v6.14)",
         &["folio_lru_refs", "lru_tier_from_refs", "lru_gen_inc_refs", "sort_folio", "isolate_folio", "lru_gen_eviction"], &[B::RefaultCountsEveryRefault],
         "new tier encoding: PG_workingset is the top tier, fd accesses count ref -> counter -> workingset"),

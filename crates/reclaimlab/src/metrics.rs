@@ -146,6 +146,24 @@ pub struct ThreadCpu {
     pub sleep_ns: u64,
 }
 
+/// Lock time by kernel path, in ns: the per-CPU batches' drains (`folio_batch_move_lru`:
+/// lru_add, activation, deactivation), isolation off a list's tail (`isolate_lru_folios`,
+/// MGLRU's `scan_folios`), the putback of an isolated batch (`move_folios_to_lru`), and
+/// `lru_note_cost` (after a batch, or a workingset refault's).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LockSites {
+    pub batch_ns: u64,
+    pub isolate_ns: u64,
+    pub putback_ns: u64,
+    pub note_cost_ns: u64,
+}
+
+impl LockSites {
+    pub fn total(&self) -> u64 {
+        self.batch_ns + self.isolate_ns + self.putback_ns + self.note_cost_ns
+    }
+}
+
 /// CPU time of the whole run (`cpu` in --json): the tasks' (summed over threads) and the
 /// kernel threads', and what the scheduler did.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -169,6 +187,13 @@ pub struct CpuResult {
     /// `lru_lock` holds that followed a hold by another CPU, each `lru_lock_handoff_ns` longer.
     #[serde(default)]
     pub lru_lock_handoffs: u64,
+    /// `lru_lock_wait_ns` by the kernel path that waited (`machine::lru_lock::LockSite`).
+    #[serde(default)]
+    pub lru_lock_wait_by_site: LockSites,
+    /// The time the lruvec locks were held (handoffs included), by the path that held them:
+    /// the lock's busy time, as a profile's cycles inside the critical sections measure it.
+    #[serde(default)]
+    pub lru_lock_hold_by_site: LockSites,
     /// Of the sleep time, the time rmap walks that may sleep (`try_to_unmap`,
     /// `folio_mkclean`) waited for a munmap or exit holding the rmap lock for write; and how
     /// many `folio_referenced` walks found it so held and returned -1 (`rwc.contended`).
@@ -483,6 +508,7 @@ impl RunResult {
             ("cpu.iowait_ns", c.iowait_ns),
             ("cpu.throttled_ns", c.throttled_ns),
             ("cpu.lru_lock_wait_ns", c.lru_lock_wait_ns),
+            ("cpu.lru_lock_hold_ns", c.lru_lock_hold_by_site.total()),
         ] {
             v.push((k.to_string(), x as f64));
         }

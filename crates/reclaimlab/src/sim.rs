@@ -1994,6 +1994,8 @@ impl Engine {
             c.flusher_ns = m.kthreads.cpu.flusher_ns;
             c.lru_lock_wait_ns = m.lru_lock_wait_ns;
             c.lru_lock_handoffs = m.lru_lock_handoffs;
+            c.lru_lock_wait_by_site = m.lru_lock_sites.wait;
+            c.lru_lock_hold_by_site = m.lru_lock_sites.hold;
             c.rmap_lock_wait_ns = m.rmap_lock_wait_ns;
             c.rmap_trylock_failed = m.rmap_trylock_failed;
             c.folio_trylock_failed = m.folio_trylock_failed;

@@ -23,6 +23,39 @@ const REMEMBERED_HOLDS: usize = 1 << 16;
 /// after the fact; on a machine with one CPU everything runs on CPU 0).
 pub type Holder = u32;
 
+/// The kernel path that takes a lruvec lock, for the accounting of waits and holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockSite {
+    /// A per-CPU batch's drain (`folio_batch_move_lru`).
+    Batch,
+    /// An isolation batch (`isolate_lru_folios`, `scan_folios`).
+    Isolate,
+    /// The putback of an isolated batch (`move_folios_to_lru`).
+    Putback,
+    /// `lru_note_cost`.
+    NoteCost,
+}
+
+/// The lock's waits and holds, by site.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SiteTimes {
+    pub wait: crate::metrics::LockSites,
+    pub hold: crate::metrics::LockSites,
+}
+
+impl SiteTimes {
+    fn add(&mut self, site: LockSite, wait: u64, hold: u64) {
+        for (sites, ns) in [(&mut self.wait, wait), (&mut self.hold, hold)] {
+            *match site {
+                LockSite::Batch => &mut sites.batch_ns,
+                LockSite::Isolate => &mut sites.isolate_ns,
+                LockSite::Putback => &mut sites.putback_ns,
+                LockSite::NoteCost => &mut sites.note_cost_ns,
+            } += ns;
+        }
+    }
+}
+
 /// The holder id of kswapd (any node's) on a machine with more than one CPU.
 pub const KSWAPD_HOLDER: Holder = u32::MAX;
 /// The holder id of the flusher on a machine with more than one CPU.
@@ -153,11 +186,12 @@ impl Machine {
     /// `nr × lru_lock_hold_ns` (time its callers already charge), plus
     /// `lru_lock_handoff_ns` (charged here) when another CPU held it last.
     pub fn lru_lock(&mut self, memcg: u16, node: u8, nr: u64) {
-        self.lru_lock_holding(memcg, node, nr, self.cfg.cost.lru_lock_hold_ns);
+        let hold = self.cfg.cost.lru_lock_hold_ns;
+        self.lru_lock_holding(LockSite::Batch, memcg, node, nr, hold);
     }
 
-    /// `lru_lock` for `nr` folios held `per_folio` each.
-    fn lru_lock_holding(&mut self, memcg: u16, node: u8, nr: u64, per_folio: u64) {
+    /// `lru_lock` for `nr` folios held `per_folio` each, by `site`.
+    fn lru_lock_holding(&mut self, site: LockSite, memcg: u16, node: u8, nr: u64, per_folio: u64) {
         if nr == 0 {
             return;
         }
@@ -170,14 +204,19 @@ impl Machine {
         let (holder, handoff) = (self.lock_holder(), self.cfg.cost.lru_lock_handoff_ns);
         let floor = self.lock_floor;
         let got = self.lru_locks[i].acquire_by(now, hold, holder, handoff, floor);
-        if got.start > now {
-            self.spend_sys(got.start - now);
-            self.lru_lock_wait_ns += got.start - now;
+        let wait = got.start - now;
+        if wait > 0 {
+            self.spend_sys(wait);
+            self.lru_lock_wait_ns += wait;
         }
-        if got.handed_off {
+        let held = if got.handed_off {
             self.spend_sys(handoff);
             self.lru_lock_handoffs += 1;
-        }
+            hold + handoff
+        } else {
+            hold
+        };
+        self.lru_lock_sites.add(site, wait, held);
     }
 
     /// The lock of an isolation batch (`isolate_lru_folios`, MGLRU's `scan_folios`) of `nr`
@@ -214,13 +253,13 @@ impl Machine {
             s.putback_locked = s.weight as u64 == BATCH_WEIGHT_ONE;
         }
         // An isolation's folios come cold off the list's tail; a putback's were just touched.
-        let per_folio = if putback {
-            self.cfg.cost.lru_lock_hold_ns
+        let (site, per_folio) = if putback {
+            (LockSite::Putback, self.cfg.cost.lru_lock_hold_ns)
         } else {
-            self.cfg.cost.lru_isolate_hold_ns
+            (LockSite::Isolate, self.cfg.cost.lru_isolate_hold_ns)
         };
         if s.weight as u64 == BATCH_WEIGHT_ONE {
-            return self.lru_lock_holding(memcg, node, nr, per_folio);
+            return self.lru_lock_holding(site, memcg, node, nr, per_folio);
         }
         let (acc, pending) = if putback {
             (&mut s.putback_acc, &mut s.putback_nr)
@@ -233,30 +272,39 @@ impl Machine {
             *acc -= BATCH_WEIGHT_ONE;
             let nr = std::mem::take(pending);
             s.putback_locked |= putback;
-            self.lru_lock_holding(memcg, node, nr, per_folio);
+            self.lru_lock_holding(site, memcg, node, nr, per_folio);
         }
     }
 
     /// `lru_note_cost` of 6.1 and 6.12 (and `lru_note_cost_folio`/`_refault` of a workingset
     /// refault): the lruvec of `memcg` and of each ancestor up to the root are locked in turn,
-    /// each for one short update of its cost, whatever the cost (v6.17's
-    /// `lru_note_cost_unlock_irq`, `classic:7.x`, keeps the putback's lock for the first and
-    /// skips a zero cost, `note-cost-skips-zero`: `Classic::lru_note_cost` then returns before
-    /// calling this). After a reclaim batch (`after_putback`) the batch's own lruvec is taken
-    /// again by the CPU that just released it, which the model counts as part of the putback's
-    /// hold (its cache lines are still this CPU's), and the ancestors' are taken as often as
-    /// that putback (`lru_lock_putback`'s scaled traffic); a refault takes every one, every
-    /// time.
-    pub fn lru_lock_note_cost(&mut self, memcg: u16, node: u8, after_putback: bool) {
+    /// each for one short update of its cost, whatever the cost. After a reclaim batch
+    /// (`after_putback`), 6.x's `shrink_inactive_list` and `shrink_active_list` have released
+    /// the batch's lruvec lock (`spin_unlock_irq`) and take it again, behind any CPU that
+    /// queued for it meanwhile; v6.17's `lru_note_cost_unlock_irq` (`keeps_lock`,
+    /// `classic:7.x`) updates it before releasing it, so only the ancestors are taken (and a
+    /// zero cost skips them too, `note-cost-skips-zero`: `Classic::lru_note_cost` then
+    /// returns before calling this). After a batch, the locks are taken as often as that
+    /// putback's (`lru_lock_putback`'s scaled traffic); a refault takes every one, every time.
+    pub fn lru_lock_note_cost(
+        &mut self,
+        memcg: u16,
+        node: u8,
+        after_putback: bool,
+        keeps_lock: bool,
+    ) {
         let mut cur = Some(memcg);
         if after_putback {
             if !self.scaled_lock[self.lock_slot()].putback_locked {
                 return;
             }
-            cur = self.memcgs[memcg as usize].parent;
+            if keeps_lock {
+                cur = self.memcgs[memcg as usize].parent;
+            }
         }
+        let hold = self.cfg.cost.lru_lock_hold_ns;
         while let Some(c) = cur {
-            self.lru_lock(c, node, 1);
+            self.lru_lock_holding(LockSite::NoteCost, c, node, 1, hold);
             cur = self.memcgs[c as usize].parent;
         }
     }
@@ -412,6 +460,45 @@ mod tests {
         assert_eq!(wait_behind(&mut m, true), 32 * c.lru_isolate_hold_ns - 1);
         let mut m = machine(2, None);
         assert_eq!(wait_behind(&mut m, false), 32 * c.lru_lock_hold_ns - 1);
+    }
+
+    /// 6.x's `shrink_inactive_list` releases the lruvec lock after its putback and takes it
+    /// again in `lru_note_cost`: a CPU that queued during the putback goes first, and the
+    /// reclaimer waits for its hold. 7.x's `lru_note_cost_unlock_irq` updates the cost before
+    /// releasing the lock: no second acquisition, no wait.
+    #[test]
+    fn note_cost_after_a_putback_queues_again_on_6x_and_keeps_the_lock_on_7x() {
+        for keeps_lock in [false, true] {
+            let mut m = machine(2, None);
+            let c = m.cfg.cost.clone();
+            m.ctx.cpu = 0;
+            m.ctx.now = 0;
+            m.lru_lock_putback(0, 0, 32);
+            let putback_end = 32 * c.lru_lock_hold_ns;
+            // CPU 1 asks while the putback holds it: it goes next.
+            m.ctx.cpu = 1;
+            m.ctx.now = 1;
+            m.lru_lock(0, 0, 1);
+            let other_end = putback_end + c.lru_lock_hold_ns + c.lru_lock_handoff_ns;
+            // CPU 0 notes the batch's cost when its putback ends (its own clock).
+            m.ctx.cpu = 0;
+            m.ctx.now = putback_end;
+            m.ctx.elapsed = 0;
+            let (wait, handoffs) = (m.lru_lock_wait_ns, m.lru_lock_handoffs);
+            m.lru_lock_note_cost(0, 0, true, keeps_lock);
+            let waited = m.lru_lock_wait_ns - wait;
+            if keeps_lock {
+                assert_eq!((waited, m.lru_lock_handoffs - handoffs), (0, 0));
+                assert_eq!(m.lru_lock_sites.hold.note_cost_ns, 0);
+            } else {
+                assert_eq!(waited, other_end - putback_end, "behind CPU 1's hold");
+                assert_eq!(m.lru_lock_sites.wait.note_cost_ns, waited);
+                assert_eq!(m.lru_lock_sites.wait.batch_ns, putback_end - 1, "CPU 1's");
+                let note_hold = c.lru_lock_hold_ns + c.lru_lock_handoff_ns;
+                assert_eq!(m.lru_lock_sites.hold.note_cost_ns, note_hold);
+                assert_eq!(m.lru_lock_handoffs - handoffs, 1, "CPU 1 held it last");
+            }
+        }
     }
 
     #[test]

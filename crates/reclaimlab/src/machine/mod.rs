@@ -503,6 +503,8 @@ pub struct Machine {
     pub lru_lock_wait_ns: u64,
     /// `lru_lock` holds that followed one by another CPU (`lru_lock_handoff_ns` each).
     pub lru_lock_handoffs: u64,
+    /// The lock's waits and holds by kernel path (`lru_lock::LockSite`).
+    pub lru_lock_sites: lru_lock::SiteTimes,
     /// The time of the top-level event being processed: no context asks for a lock before
     /// it, so lock holds ending by then are forgotten (`lru_lock.rs`).
     pub lock_floor: u64,
@@ -585,6 +587,7 @@ impl Machine {
             lru_locks: Vec::new(),
             lru_lock_wait_ns: 0,
             lru_lock_handoffs: 0,
+            lru_lock_sites: Default::default(),
             lock_floor: 0,
             scaled_lock: vec![Default::default(); ncpu + 2],
             rmap_trylock_failed: 0,

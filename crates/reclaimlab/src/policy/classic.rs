@@ -207,7 +207,8 @@ impl Classic {
                 lv.anon_cost /= 2;
             }
         }
-        m.lru_lock_note_cost(memcg, node, after_putback);
+        let keeps_lock = self.kernel.has(Behaviour::NoteCostSkipsZero);
+        m.lru_lock_note_cost(memcg, node, after_putback, keeps_lock);
     }
 
     /// `pack_shadow`, see [`super::pack_shadow`].
