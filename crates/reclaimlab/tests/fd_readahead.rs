@@ -174,6 +174,24 @@ fn a_random_one_page_read_reads_just_its_page() {
     }
 }
 
+/// A read() that misses pays the miss's own CPU (`major_fault_cpu_ns`: insertion, charge,
+/// workingset check, the read's setup) once, as a major fault does, besides the system call
+/// and the allocation; a read() that hits pays the system call only.
+#[test]
+fn a_read_miss_pays_the_miss_paths_cpu_and_a_hit_does_not() {
+    let cost = reclaimlab::machine::config::CostProfile::default();
+    let mut r = rig(Kernel::V6_12);
+    r.read_at(10, 1, 1_000_000_000);
+    let miss_sys = r.m.ctx.times.sys_ns;
+    assert_eq!(
+        miss_sys,
+        cost.fd_syscall_ns + cost.major_fault_cpu_ns + cost.alloc_page_ns,
+        "system call, miss path, allocation"
+    );
+    r.read_at(10, 1, 2_000_000_000);
+    assert_eq!(r.m.ctx.times.sys_ns, cost.fd_syscall_ns, "a hit");
+}
+
 /// `bdev_synchronous` (brd, pmem): the driver copies inside `submit_bio`, so a miss is the
 /// reader's system time, no I/O wait; the same miss on an NVMe is I/O wait. Whether the miss
 /// is a first read (page alone) or a readahead window's, the copy's time is charged once.

@@ -563,6 +563,9 @@ impl Machine {
     /// left in its request: the folio is allocated and charged, then read with its
     /// `page_cache_sync_ra` batch; the task waits for the request that holds it. Returns the
     /// folio, on the LRU. Without a batch it is the one-page read of `read_ahead_kb` 0.
+    /// The miss's own CPU (`major_fault_cpu_ns`, as a major fault's: the page-cache
+    /// insertion, the memcg charge, the workingset check, the read's setup) is the task's
+    /// system time.
     pub(super) fn filemap_read_miss(
         &mut self,
         pol: &mut dyn Policy,
@@ -572,6 +575,7 @@ impl Machine {
         pfn: Pfn,
         req: u64,
     ) {
+        self.spend_sys(self.cfg.cost.major_fault_cpu_ns);
         let now = self.now();
         match self.page_cache_sync_readahead(pid, file, index, req) {
             Some(b) => {
