@@ -103,10 +103,9 @@ LOCK_SITES = {
 SPIN = "native_queued_spin_lock_slowpath"
 
 
-def lock_holds(svg):
-    """Cycles (fraction of all) spent by each lock site outside the spin, from a flame graph:
-    every frame's own samples (its width less its children's), assigned to the nearest lock
-    site among its callers."""
+def flame(svg):
+    """A flame graph's frames as call chains (the frame first, then its callers), each with its
+    own samples (its width less its children's), and the samples of all."""
     frames = [
         (n, int(c.replace(",", "")), float(x), float(y), float(w))
         for n, c, x, y, w in FRAME.findall(open(svg).read())
@@ -116,6 +115,7 @@ def lock_holds(svg):
         by_y[f[3]].append(i)
     parent = {}
     for i, f in enumerate(frames):
+        # The caller is the frame one row (16 px) below that spans this one.
         for j in by_y.get(f[3] + 16, []):
             g = frames[j]
             if g[2] - 0.01 <= f[2] and f[2] + f[4] <= g[2] + g[4] + 0.01:
@@ -125,17 +125,29 @@ def lock_holds(svg):
     for i, j in parent.items():
         kids[j] += frames[i][1]
     total = sum(f[1] for i, f in enumerate(frames) if i not in parent)
-    held = collections.Counter()
+    chains, own = [], []
     for i, f in enumerate(frames):
         chain, k = [f[0]], i
         while k in parent:
             k = parent[k]
             chain.append(frames[k][0])
+        chains.append(chain)
+        own.append(f[1] - kids[i])
+    return chains, own, total
+
+
+def lock_holds(svg):
+    """Cycles (fraction of all) spent by each lock site outside the spin, from a flame graph:
+    every frame's own samples (its width less its children's), assigned to the nearest lock
+    site among its callers."""
+    frames, own, total = flame(svg)
+    held = collections.Counter()
+    for chain, samples in zip(frames, own):
         if SPIN in chain:
             continue
         site = next((LOCK_SITES[c] for c in chain if c in LOCK_SITES), None)
         if site:
-            held[site] += f[1] - kids[i]
+            held[site] += samples
     return {s: v / total for s, v in held.items()}
 
 
@@ -156,33 +168,13 @@ def miss_cpu(svg):
     """Cycles (fraction of all) of the read misses' own work: frames under
     `page_cache_ra_unbounded` (5.15's readahead, which FMODE_RANDOM's one-page reads go
     through) outside MISS_EXCLUDE."""
-    frames = [
-        (n, int(c.replace(",", "")), float(x), float(y), float(w))
-        for n, c, x, y, w in FRAME.findall(open(svg).read())
-    ]
-    by_y = collections.defaultdict(list)
-    for i, f in enumerate(frames):
-        by_y[f[3]].append(i)
-    parent = {}
-    for i, f in enumerate(frames):
-        for j in by_y.get(f[3] + 16, []):
-            g = frames[j]
-            if g[2] - 0.01 <= f[2] and f[2] + f[4] <= g[2] + g[4] + 0.01:
-                parent[i] = j
-                break
-    kids = collections.Counter()
-    for i, j in parent.items():
-        kids[j] += frames[i][1]
-    total = sum(f[1] for i, f in enumerate(frames) if i not in parent)
-    own = 0
-    for i, f in enumerate(frames):
-        chain, k = [f[0]], i
-        while k in parent:
-            k = parent[k]
-            chain.append(frames[k][0])
-        if MISS_ROOT in chain and not MISS_EXCLUDE.intersection(chain):
-            own += f[1] - kids[i]
-    return own / total
+    frames, own, total = flame(svg)
+    miss = sum(
+        samples
+        for chain, samples in zip(frames, own)
+        if MISS_ROOT in chain and not MISS_EXCLUDE.intersection(chain)
+    )
+    return miss / total
 
 
 def cell_figures(root, kernel, dist, jobs, mibs):
