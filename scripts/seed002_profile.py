@@ -16,7 +16,7 @@ distribution x jobs), means over the data points of:
 - the lock's hold per operation (baseline only: cycles under the lock outside the spin, per
   folio added, activated or isolated), from the flame graphs.
 
-Usage: seed002_profile.py MGLRUPERF_DIR SEED_002_TXT [--markdown]
+Usage: seed002_profile.py MGLRUPERF_DIR SEED_002_TXT (prints a markdown table)
 """
 import collections
 import glob
@@ -136,11 +136,11 @@ def flame(svg):
     return chains, own, total
 
 
-def lock_holds(svg):
-    """Cycles (fraction of all) spent by each lock site outside the spin, from a flame graph:
-    every frame's own samples (its width less its children's), assigned to the nearest lock
-    site among its callers."""
-    frames, own, total = flame(svg)
+def lock_holds(graph):
+    """Cycles (fraction of all) spent by each lock site outside the spin, from a flame graph
+    (`flame`): every frame's own samples, assigned to the nearest lock site among its
+    callers."""
+    frames, own, total = graph
     held = collections.Counter()
     for chain, samples in zip(frames, own):
         if SPIN in chain:
@@ -164,11 +164,11 @@ MISS_EXCLUDE = {
 }
 
 
-def miss_cpu(svg):
-    """Cycles (fraction of all) of the read misses' own work: frames under
-    `page_cache_ra_unbounded` (5.15's readahead, which FMODE_RANDOM's one-page reads go
-    through) outside MISS_EXCLUDE."""
-    frames, own, total = flame(svg)
+def miss_cpu(graph):
+    """Cycles (fraction of all) of the read misses' own work, from a flame graph (`flame`):
+    frames under `page_cache_ra_unbounded` (5.15's readahead, which FMODE_RANDOM's one-page
+    reads go through) outside MISS_EXCLUDE."""
+    frames, own, total = graph
     miss = sum(
         samples
         for chain, samples in zip(frames, own)
@@ -196,12 +196,13 @@ def cell_figures(root, kernel, dist, jobs, mibs):
             syms.update(s)
             cmds.update(c)
         n = max(len(perfs), 1)
+        # Each flame graph is parsed once; the lock sites are 5.15 classic's.
+        graphs = [flame(p) for p in sorted(glob.glob(os.path.join(run, "perf-*.svg")))]
         holds = collections.Counter()
-        svgs = sorted(glob.glob(os.path.join(run, "perf-*.svg")))
         if kernel == "baseline":
-            for p in svgs:
-                holds.update(lock_holds(p))
-        miss_share = statistics.mean(miss_cpu(p) for p in svgs) if svgs else 0.0
+            for g in graphs:
+                holds.update(lock_holds(g))
+        miss_share = statistics.mean(miss_cpu(g) for g in graphs) if graphs else 0.0
         misses = per_req.get("pgpgin", 0) / 4
         cpu_per_req_us = cpus / req_s * 1e6
         row = {
@@ -213,8 +214,6 @@ def cell_figures(root, kernel, dist, jobs, mibs):
             "scan_kswapd": per_req.get("pgscan_kswapd", 0),
             "activate": per_req.get("pgactivate", 0),
             "deactivate": per_req.get("pgdeactivate", 0),
-            "refault": per_req.get("workingset_refault_file", 0),
-            "ws_activate": per_req.get("workingset_activate_file", 0),
             "spin": syms[SPIN] / n,
             "copy_mc": syms["copy_mc_fragile"] / n,
             "iou_wrk": cmds["iou-wrk"] / n,
@@ -223,8 +222,8 @@ def cell_figures(root, kernel, dist, jobs, mibs):
         }
         row["copy_us_per_miss"] = row["copy_mc"] / 100 * cpu_per_req_us / misses if misses else 0
         row["miss_cpu_us"] = miss_share * cpu_per_req_us / misses if misses else 0
-        if svgs:
-            k = len(svgs)
+        if graphs and kernel == "baseline":
+            k = len(graphs)
             per_op = {
                 "add": misses,
                 "activate": row["activate"],
@@ -239,9 +238,10 @@ def cell_figures(root, kernel, dist, jobs, mibs):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    if len(args) != 2:
-        sys.exit(__doc__)
+    args = sys.argv[1:]
+    if len(args) != 2 or any(a.startswith("-") for a in args):
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
     root, seed_txt = args
     if not os.path.isdir(os.path.join(root, "fio")):
         sys.exit(f"{root}: no fio/ directory (a checkout of zhaishuang1/MglruPerf?)")
