@@ -7,8 +7,13 @@
 #   sh scripts/calibrate-fio.sh [DIR]     (DIR: a disk file system, not tmpfs; default /tmp)
 #
 # Prints, per queue depth, the median over 5 runs of 5 s of fio's user and system CPU per
-# request (fio's usr_cpu and sys_cpu over its runtime, divided by the requests), and the same
-# for fio's psync engine (one pread per request) for comparison. Needs fio and python3.
+# request (fio's usr_cpu and sys_cpu over its runtime, divided by the requests), the CPU time
+# of the whole host per request (/proc/stat's busy time over the run: this also counts
+# io_uring's io-wq workers, which fio's figures leave out; run it on an idle host), and the
+# same for fio's psync engine (one pread per request) for comparison. The "punted" rows set
+# fio's `force_async=1` (IOSQE_ASYNC on every request): each read goes to an io-wq worker, as
+# 6.1's io_uring sends every read of a file on pmem (docs/model.md §3, "fio's request"); their
+# host CPU less the inline rows' is `io_wq_punt_ns`. Needs fio and python3.
 set -eu
 dir=${1:-/tmp}
 file="$dir/reclaimlab-calibrate-fio.$$"
@@ -26,27 +31,39 @@ one() {
 report() {
     label=$1
     shift
-    for _ in 1 2 3 4 5; do one "$@"; done | python3 -c '
-import json, statistics, sys
+    for _ in 1 2 3 4 5; do
+        # The host's busy clock ticks (user, nice, system, irq, softirq) around the run.
+        before=$(awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat)
+        one "$@"
+        echo "ticks $before $(awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat)"
+    done | python3 -c '
+import json, os, statistics, sys
 dec = json.JSONDecoder()
-text, pos, usr, sys_ = sys.stdin.read(), 0, [], []
+text, pos, usr, sys_, host = sys.stdin.read(), 0, [], [], []
+tick_ns = 1e9 / os.sysconf("SC_CLK_TCK")
 while True:
     while pos < len(text) and text[pos] != "{":
         pos += 1
     if pos >= len(text):
         break
     d, pos = dec.raw_decode(text, pos)
+    ticks = text[pos:].split("ticks ", 1)[1].split()[:2]
     j = d["jobs"][0]
-    ns = j["job_runtime"] * 1e6 / j["read"]["total_ios"]
+    ios = j["read"]["total_ios"]
+    ns = j["job_runtime"] * 1e6 / ios
     usr.append(ns * j["usr_cpu"] / 100)
     sys_.append(ns * j["sys_cpu"] / 100)
-print("%-32s usr %5.0f ns  sys %5.0f ns  per request (median of %d)" % (
-    sys.argv[1], statistics.median(usr), statistics.median(sys_), len(usr)))
+    host.append((int(ticks[1]) - int(ticks[0])) * tick_ns / ios)
+print("%-32s usr %5.0f ns  sys %5.0f ns  host %5.0f ns  per request (median of %d)" % (
+    sys.argv[1], statistics.median(usr), statistics.median(sys_), statistics.median(host),
+    len(usr)))
 ' "$label"
 }
 echo "host kernel: $(cat /proc/sys/kernel/osrelease)"
 for depth in 32 64 96 128; do
     report "io_uring, iodepth $depth" --ioengine=io_uring --iodepth=$depth \
         --iodepth_batch_submit=32 --iodepth_batch_complete=32
+    report "io_uring, iodepth $depth, punted" --ioengine=io_uring --iodepth=$depth \
+        --iodepth_batch_submit=32 --iodepth_batch_complete=32 --force_async=1
 done
 report "psync (pread)" --ioengine=psync

@@ -133,7 +133,7 @@ fn bisects_across_kernel_eras() {
     ]);
     assert_eq!(v["culprit"], "sync-swap-io-in-pgpg", "{v:#}");
     assert_eq!(v["good"]["mean"], 0.0);
-    assert_eq!(v["behaviours"].as_array().unwrap().len(), 15);
+    assert_eq!(v["behaviours"].as_array().unwrap().len(), 16);
     let v = json_of(&[
         "bisect",
         "anon-only",
@@ -148,7 +148,7 @@ fn bisects_across_kernel_eras() {
     ]);
     assert_eq!(v["culprit"], "sync-swap-io-in-pgpg", "{v:#}");
     assert_eq!(v["rest"]["moves_further"], true, "{v:#}");
-    assert_eq!(v["behaviours"].as_array().unwrap().len(), 16);
+    assert_eq!(v["behaviours"].as_array().unwrap().len(), 17);
     // Backwards (the bad end older): the newest change goes first, and a removal takes what
     // requires it along, so every state keeps its requirements.
     let v = json_of(&[
@@ -164,7 +164,8 @@ fn bisects_across_kernel_eras() {
         "--json",
     ]);
     assert_eq!(v["culprit"], "sync-swap-io-in-pgpg", "{v:#}");
-    assert_eq!(v["behaviours"][0], "cgroup-congested-split");
+    assert_eq!(v["behaviours"][0], "io-uring-nowait-by-fmode");
+    assert_eq!(v["behaviours"][1], "cgroup-congested-split");
     assert!(v["alone"]["policy"]
         .as_str()
         .unwrap()

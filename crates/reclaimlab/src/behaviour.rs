@@ -32,6 +32,7 @@ pub enum Behaviour {
     RefaultOfDeadMemcgCounts,
     CgroupCongestedSplit,
     MemcgStatsFlushRatelimited,
+    IoUringNowaitByFmode,
     // --- 6.12, MGLRU (Eras A' and B of spec mglru.md §0) ---
     LruGenShrinkNode,
     MemcgLru,
@@ -158,7 +159,7 @@ const fn row(
 /// Every behaviour, in [`Behaviour`] order. The series rows are the 15 patches of "mm/mglru:
 /// improve reclaim loop and dirty folio handling" (Kairui Song, v7; spec series-2026.md §A.2).
 #[rustfmt::skip]
-pub const TABLE: [Row; 69] = [
+pub const TABLE: [Row; 70] = [
     row(B::FolioBatch31, "folio-batch-31", V6_12,
         "9cecde80aae0 mm: increase folio batch size (v6.9)",
         &["folio_batch_add", "folio_add_lru", "folio_activate"], &[],
@@ -223,6 +224,10 @@ pub const TABLE: [Row; 69] = [
         "mm: vmscan: use ratelimited memcg stats flush in the reclaim path, and mm: memcg: restore subtree stats flushing (Yosry Ahmed, v6.8); commit ids not looked up",
         &["mem_cgroup_flush_stats_ratelimited", "prepare_scan_control", "inactive_is_low", "workingset_test_recent", "lru_note_cost", "mem_cgroup_wb_stats"], &[],
         "classical reclaim and the memcg dirty domain read memcg statistics as of the last periodic flush (FLUSH_TIME, 2 s; 6.1 flushes them on reading)"),
+    row(B::IoUringNowaitByFmode, "io-uring-nowait-by-fmode", V6_12,
+        "found by reading 6.1's io_uring/io_uring.c (__io_file_supports_nowait: a regular file needs io_bdev_nowait(i_sb->s_bdev)) and 6.12's (io_file_get_flags: FMODE_NOWAIT alone); commit not identified",
+        &["io_file_get_flags", "__io_file_supports_nowait", "io_read"], &[],
+        "io_uring reads a file inline when the file has FMODE_NOWAIT (6.1 also needs its block device's QUEUE_FLAG_NOWAIT, which pmem lacks, and punts every other read to an io-wq worker)"),
     row(B::LruGenShrinkNode, "lru-gen-shrink-node", V6_12,
         "e4dde56cd208 mm: multi-gen LRU: per-node lru_gen_folio lists (v6.3)",
         &["lru_gen_shrink_node", "shrink_node_memcgs", "try_to_shrink_lruvec", "should_abort_scan"], &[],
@@ -407,8 +412,8 @@ pub const TABLE: [Row; 69] = [
 
 impl Behaviour {
     /// Every behaviour, in table order.
-    pub const ALL: [Behaviour; 69] = {
-        let mut all = [Behaviour::FolioBatch31; 69];
+    pub const ALL: [Behaviour; 70] = {
+        let mut all = [Behaviour::FolioBatch31; 70];
         let mut i = 0;
         while i < TABLE.len() {
             all[i] = TABLE[i].behaviour;
@@ -449,7 +454,7 @@ impl Behaviour {
     pub const DEBIAN_6_12_117: [Behaviour; 1] = [B::CommonDirtyWritebackReactivation];
     /// The behaviours the classical LRU's machine reads (outside MGLRU's code): the only ones a
     /// `classic` policy may add or remove.
-    pub const OUTSIDE_MGLRU: [Behaviour; 20] = [
+    pub const OUTSIDE_MGLRU: [Behaviour; 21] = [
         B::FolioBatch31,
         B::CostCountsRotations,
         B::Eevdf,
@@ -466,6 +471,7 @@ impl Behaviour {
         B::RefaultOfDeadMemcgCounts,
         B::CgroupCongestedSplit,
         B::MemcgStatsFlushRatelimited,
+        B::IoUringNowaitByFmode,
         B::FaultAroundCreditsFaultingFolioOnly,
         B::MultiMemcgStock,
         B::NoteCostSkipsZero,

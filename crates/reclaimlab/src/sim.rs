@@ -1358,6 +1358,11 @@ impl Engine {
                     self.step_times.sys_ns += ns;
                     self.push_thread(i, t + ns);
                 }
+                Action::IoUringIssue => {
+                    let ns = self.io_uring_punt_ns(be);
+                    self.step_times.sys_ns += ns;
+                    self.push_thread(i, t + ns);
+                }
                 Action::Sleep(ns) => {
                     if ns > 0 {
                         self.psi_sleep(i, t);
@@ -1782,6 +1787,24 @@ impl Engine {
     }
 
     /// A write to a memcg control file by thread `i`; returns the time it took.
+    /// The kernel time an io_uring read adds by going through an io-wq worker: 6.1's
+    /// `__io_file_supports_nowait` issues a regular file's read inline (IOCB_NOWAIT) only if
+    /// its file system's block device has QUEUE_FLAG_NOWAIT, and `io_read` otherwise punts it
+    /// to io-wq (`io_queue_iowq`); 6.12's `io_file_get_flags` asks the file's FMODE_NOWAIT
+    /// alone, which ext4 and xfs set. The textbook backend has no kernel: nothing.
+    fn io_uring_punt_ns(&self, be: &Be<'_>) -> u64 {
+        let Be::Kernel { m, .. } = be else {
+            return 0;
+        };
+        let inline =
+            m.kernel.has(Behaviour::IoUringNowaitByFmode) || m.cfg.file_device.queue_nowait;
+        if inline {
+            0
+        } else {
+            m.cfg.cost.io_wq_punt_ns
+        }
+    }
+
     fn memcg_write(
         &mut self,
         be: &mut Be<'_>,

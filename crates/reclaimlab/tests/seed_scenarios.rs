@@ -9,6 +9,7 @@ use reclaimlab::workload::micro;
 use reclaimlab::workload::seeds::{
     ANDROID_APPS, CHROME_ITERATIONS, CHROME_MEMCGS, CHROME_PAIRS_PER_MEMCG,
     FIO_IO_URING_REQUEST_SYS_NS, FIO_REQUEST_USER_NS, KBUILD_JOBS, KBUILD_PARALLEL,
+    SEED_002_LRU_ADD_HOLD_NS,
 };
 use reclaimlab::workload::{Action, ActionSource, RunShare, Scenario, Step, Stream, StreamIter};
 
@@ -747,6 +748,7 @@ fn fio_pmem_requests_spend_fios_and_io_urings_cpu() {
         it.next_action(),
         Some(Action::Syscall(FIO_IO_URING_REQUEST_SYS_NS))
     );
+    assert_eq!(it.next_action(), Some(Action::IoUringIssue));
     assert!(matches!(
         it.next_action(),
         Some(Action::Access {
@@ -771,6 +773,17 @@ fn fio_pmem_requests_spend_fios_and_io_urings_cpu() {
     assert!(
         t.cpu.sys_ns >= accesses * cost.fd_syscall_ns + requests * FIO_IO_URING_REQUEST_SYS_NS,
         "sys time holds every read's system call and io_uring's part"
+    );
+    // 6.1 punts every timed read to io-wq (pmem has no QUEUE_FLAG_NOWAIT); 7.2 reads inline.
+    assert_eq!(scn.machine.cost.lru_lock_hold_ns, SEED_002_LRU_ADD_HOLD_NS);
+    let r61 = go(&scn, "mglru:6.1".parse().unwrap());
+    let t61 = &r61.threads[0];
+    assert_eq!(t61.requests, requests);
+    assert!(
+        t61.cpu.sys_ns
+            >= accesses * cost.fd_syscall_ns
+                + requests * (FIO_IO_URING_REQUEST_SYS_NS + cost.io_wq_punt_ns),
+        "6.1: every request also pays the punt"
     );
 }
 

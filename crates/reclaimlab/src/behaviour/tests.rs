@@ -32,6 +32,8 @@ fn old_answer(k: Kernel, b: Behaviour) -> bool {
         | B::CgroupCongestedSplit => k >= Kernel::V6_12,
         // rstat.rs (added after the table): from 6.12 (6.8's ratelimited flush).
         B::MemcgStatsFlushRatelimited => k >= Kernel::V6_12,
+        // sim.rs `io_uring_punt_ns` (added after the table): 6.12's `io_file_get_flags`.
+        B::IoUringNowaitByFmode => k >= Kernel::V6_12,
         // mglru: `era != A` (or `== A` negated)
         B::LruGenShrinkNode
         | B::MemcgLru

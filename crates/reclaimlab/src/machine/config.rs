@@ -61,6 +61,12 @@ pub struct CostProfile {
     /// Mapping one more cached page during fault-around (`filemap_map_pages`: the xarray step,
     /// folio lock and reference, `set_pte_range`, the file rmap and counters).
     pub fault_around_page_ns: u64,
+    /// What an io_uring read costs beyond its inline issue when io_uring punts it to an io-wq
+    /// worker (`io_queue_iowq`: the request's async state, `io_wq_enqueue` and the worker's
+    /// wake-up, its switches in and out, the completion posted from the worker and the
+    /// submitter's wake-up), in kernel time; charged where 6.1 punts (behaviour
+    /// `io-uring-nowait-by-fmode`).
+    pub io_wq_punt_ns: u64,
     /// Unlinking one VMA at munmap or exit, besides its PTEs (`free_pgtables`: the reverse
     /// map's `unlink_file_vma`/`unlink_anon_vmas`; `remove_vma`); the rmap lock's write hold
     /// lasts this long (an upper bound).
@@ -89,6 +95,7 @@ impl Default for CostProfile {
             writeback_page_ns: 900,
             fault_around_page_ns: 164,
             vma_unlink_ns: 900,
+            io_wq_punt_ns: 1_100,
         }
     }
 }
@@ -106,6 +113,16 @@ pub struct DeviceProfile {
     /// What the requests in flight share (`machine/blockdev.rs`).
     #[serde(default)]
     pub channel: Channel,
+    /// The queue's QUEUE_FLAG_NOWAIT (`bdev_nowait`): blk-mq queues have it
+    /// (QUEUE_FLAG_MQ_DEFAULT), and so does brd (`brd_alloc`); the pmem driver does not set it
+    /// (`pmem_attach_disk`, 6.1). 6.1's io_uring punts the reads of a file on a device without
+    /// it to an io-wq worker (behaviour `io-uring-nowait-by-fmode`).
+    #[serde(default = "yes")]
+    pub queue_nowait: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The bandwidth a device's requests in flight share, per direction.
@@ -165,6 +182,7 @@ impl DeviceProfile {
     pub fn pmem() -> Self {
         Self {
             channel: Channel::BytesPerSec(15 << 30),
+            queue_nowait: false,
             ..Self::new("pmem", 0, 5_000, 1_100_000_000, 256)
         }
     }
@@ -176,6 +194,7 @@ impl DeviceProfile {
             bandwidth_bytes_per_s: bw,
             queue_depth: qd,
             channel: Channel::Bandwidth,
+            queue_nowait: true,
         }
     }
     pub fn by_name(name: &str) -> Result<Self, String> {
@@ -269,10 +288,6 @@ fn default_memcg_stats_flush_ns() -> u64 {
 
 fn is_flush_time(ns: &u64) -> bool {
     *ns == FLUSH_TIME_NS
-}
-
-fn yes() -> bool {
-    true
 }
 
 fn is_true(b: &bool) -> bool {

@@ -32,6 +32,10 @@ pub enum Action {
     /// Spend CPU time in the kernel outside the work the model does itself: an I/O engine's
     /// own submission and completion (io_uring's `io_submit_sqes` and `io_cqring_wait`).
     Syscall(u64),
+    /// io_uring issues the next read (`io_read`): inline, or, where the kernel cannot issue it
+    /// without blocking (6.1 and a file on a device without QUEUE_FLAG_NOWAIT), through an
+    /// io-wq worker, which costs `io_wq_punt_ns` of kernel time.
+    IoUringIssue,
     /// Sleep: off the CPU for this long (a delay, a pause between rounds).
     Sleep(u64),
     /// Wait until an absolute simulated time (trace replay).
@@ -220,6 +224,8 @@ pub enum Step {
     Think(u64),
     /// Spend CPU time in the kernel (see [`Action::Syscall`]).
     Syscall(u64),
+    /// io_uring issues the next read (see [`Action::IoUringIssue`]).
+    IoUringIssue,
     /// Sleep, off the CPU.
     Sleep(u64),
     Barrier {
@@ -825,6 +831,7 @@ impl ScriptIter {
                     return Some(match *other {
                         Step::Think(ns) => Action::Think(ns),
                         Step::Syscall(ns) => Action::Syscall(ns),
+                        Step::IoUringIssue => Action::IoUringIssue,
                         Step::Sleep(ns) => Action::Sleep(ns),
                         Step::Barrier { group, parties } => Action::Barrier { group, parties },
                         Step::MunmapAnon { start, len } => Action::MunmapAnon { start, len },

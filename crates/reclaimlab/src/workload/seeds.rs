@@ -1007,6 +1007,15 @@ pub const FIO_REQUEST_USER_NS: u64 = 270;
 /// Cascade Lake or later, 1 MiB of L2 or more) holds the seed's 128 × 4 KiB.
 pub const FIO_IO_URING_REQUEST_SYS_NS: u64 = 590;
 
+/// How long seed 002's machine held a lruvec's `lru_lock` per folio its per-CPU batches added
+/// to an LRU list: 225 ns, the mean of the six 5.15 (classical LRU) cells of its fio matrix
+/// (195-254 ns; 213-318 ns in the MGLRU cells), the cycles of `__pagevec_lru_add` outside the
+/// lock's spin per folio added (pgpgin / 4), from its own flame graphs
+/// (github.com/zhaishuang1/MglruPerf; `scripts/seed002_profile.py`,
+/// validation/seed002-fio-profile.md). fio-pmem's machine (`CostProfile::lru_lock_hold_ns`);
+/// the default, 8 ns, was timed here with one CPU adding (docs/model.md §9, gap 39).
+pub const SEED_002_LRU_ADD_HOLD_NS: u64 = 225;
+
 /// fio-pmem's access distributions (`--random_distribution`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FioDist {
@@ -1039,15 +1048,23 @@ pub fn fio_pmem(scale: f64) -> Scenario {
 /// lookup and copy, measured with the seed's command line ([`FIO_REQUEST_USER_NS`],
 /// [`FIO_IO_URING_REQUEST_SYS_NS`]); the ramp's reads do not, as its time is not measured.
 ///
-/// Left out: io_uring's queue depth of 128 (each job has one read in flight: pmem's bio
-/// completes in `pmem_submit_bio`, so a read that misses completes inside the submitting
-/// `io_uring_enter` and the depth buys no overlap), the second, unused socket.
+/// io_uring issues each request (`Step::IoUringIssue`): 6.1 punts every read to an io-wq
+/// worker, as the seed's 5.15 did (pmem has no QUEUE_FLAG_NOWAIT), and the job pays the punt
+/// (`CostProfile::io_wq_punt_ns`) as kernel time; 6.12 and later read inline. The machine's
+/// `lru_lock` holds per folio added are the seed's own ([`SEED_002_LRU_ADD_HOLD_NS`]).
+///
+/// Left out: the io-wq workers as threads of their own (the job's CPU runs its reads; with
+/// every CPU busy, as in the seed, the CPU time is the same, but a worker that sleeps between
+/// reads and one that does not pay the same punt), io_uring's queue depth of 128 (each job has
+/// one read in flight: the pmem's bio completes in `pmem_submit_bio` on the reading CPU, so
+/// the depth buys no overlap of CPU with I/O), the second, unused socket.
 pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
     let cpus = 40u32;
     let jpc = jobs_per_cpu.clamp(1, 2);
     let jobs = (cpus * jpc) as usize;
     let mut mc = machine(1, 192.0, cpus, scale);
     mc.file_device = DeviceProfile::pmem();
+    mc.cost.lru_lock_hold_ns = SEED_002_LRU_ADD_HOLD_NS;
     mc.swap = SwapConfig::Device {
         size_pages: gib(16.0, scale),
         device: DeviceProfile::nvme(),
@@ -1080,6 +1097,7 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
                         Step::Think(FIO_REQUEST_USER_NS),
                         Step::OpBegin,
                         Step::Syscall(FIO_IO_URING_REQUEST_SYS_NS),
+                        Step::IoUringIssue,
                         Step::Phase(Phase::new(pattern.clone(), Target::fd(j), 0, 1)),
                         Step::OpEnd,
                     ],
