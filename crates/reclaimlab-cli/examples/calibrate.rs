@@ -14,7 +14,8 @@
 //! of `lru_lock`'s hold per folio: an isolation's of cold folios off a list's tail and a
 //! putback's of folios in the cache, each on stand-ins doing the kernel's per-folio work,
 //! and the kernel's own activation of a cached folio (`folio_activate`), which bounds the
-//! second.
+//! second, and of a thread's sleep in the kernel and its wake-up (a context switch and a
+//! `try_to_wake_up`, as a task waiting for its read pays).
 //!
 //! `cargo run --release -p reclaimlab-cli --example calibrate [MIB]` (default 256 MiB per
 //! measurement; 5 repetitions, the median is printed; `CALIBRATE_DIR` names the directory, and
@@ -632,6 +633,64 @@ fn pin_to(cpu: usize) -> bool {
     }
 }
 
+/// ns per sleep of a thread that blocks in the kernel and is woken (`schedule` out,
+/// `try_to_wake_up`, the switch back in), as a task sleeping on its read or a throttle pays:
+/// two threads pinned to CPU 0 wake each other through a pair of pipes, `n` round trips, each
+/// two sleeps; less the round trip's system calls (a pipe write and read by one thread, which
+/// does not block), per sleep. The fastest of `trials`. Both threads share one CPU, so no
+/// wake-up waits for an idle CPU (which, in a virtual machine, exits to the hypervisor).
+fn sleep_and_wake(n: usize, trials: usize) -> f64 {
+    let pipe = || {
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe writes two descriptors into the array.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+        fds
+    };
+    let one = |fd: i32, write: bool| {
+        let mut b = [0u8; 1];
+        // SAFETY: one byte from or to a live buffer.
+        let r = unsafe {
+            if write {
+                libc::write(fd, b.as_ptr().cast(), 1)
+            } else {
+                libc::read(fd, b.as_mut_ptr().cast(), 1)
+            }
+        };
+        assert_eq!(r, 1, "pipe i/o");
+    };
+    pin_to(0);
+    let mut best = f64::INFINITY;
+    for _ in 0..trials {
+        let (a, b) = (pipe(), pipe());
+        let t = Instant::now();
+        for _ in 0..n {
+            one(a[1], true);
+            one(a[0], false);
+        }
+        let calls = t.elapsed().as_nanos() as f64 / n as f64;
+        let peer = std::thread::spawn(move || {
+            pin_to(0);
+            for _ in 0..n {
+                one(a[0], false);
+                one(b[1], true);
+            }
+        });
+        let t = Instant::now();
+        for _ in 0..n {
+            one(a[1], true);
+            one(b[0], false);
+        }
+        let round_trip = t.elapsed().as_nanos() as f64 / n as f64;
+        peer.join().expect("sleep-and-wake peer");
+        for fd in a.into_iter().chain(b) {
+            // SAFETY: descriptors this function opened.
+            unsafe { libc::close(fd) };
+        }
+        best = best.min((round_trip - 2.0 * calls) / 2.0);
+    }
+    best
+}
+
 /// ns per critical section of [`SharedList`] when every one follows one on another CPU (two
 /// threads pinned to CPUs 0 and 1 take turns), minus the same critical section repeated on one
 /// CPU (cache-hot): what a handoff adds to a hold. Each trial times `n` handoffs; the fastest
@@ -729,6 +788,7 @@ fn main() {
         out.push(pageout(&file, len));
     }
     let handoff = lock_handoff(2_000, 1_000);
+    let sleep = sleep_and_wake(100_000, reps);
     // 4 Mi folios of 64 bytes: 256 MiB, far beyond the last-level cache.
     let (isolation, chase) = lru_isolation_hold(4 << 20, reps);
     // 256 folios (16 KiB): all in the first-level cache, as a putback's or an lru_add batch's
@@ -817,4 +877,7 @@ fn main() {
         ),
         None => println!("  lock handoff to another CPU: one CPU here, not measured"),
     }
+    println!(
+        "  a kernel sleep and its wake-up (one CPU)         {sleep:8.0} ns (per sleep, fastest of {reps})"
+    );
 }

@@ -1763,10 +1763,12 @@ impl Engine {
                 };
                 let (sys, io) = match (hit, page) {
                     (true, _) => (syscall, 0),
-                    (false, PageRef::File { .. }) => (
-                        syscall + c.major_fault_cpu_ns,
-                        cfg.file_device.read_latency_ns,
-                    ),
+                    (false, PageRef::File { .. }) => {
+                        // The wait for the device is a sleep and a wake-up.
+                        let io = cfg.file_device.read_latency_ns;
+                        let sleep = if io > 0 { c.sleep_wake_ns } else { 0 };
+                        (syscall + c.major_fault_cpu_ns + sleep, io)
+                    }
                     (false, PageRef::Anon { .. }) => (c.minor_fault_ns, 0),
                 };
                 let times = StepTimes {

@@ -282,7 +282,11 @@ fn try_to_unmap_sleeps_until_an_exit_releases_the_mapping() {
     enter_at(&mut m, 0, end - 100);
     assert!(m.try_to_unmap(pfn));
     assert_eq!((m.ctx.times.sleep_ns, m.rmap_lock_wait_ns), (100, 100));
-    assert_eq!(m.now(), end + m.cfg.cost.rmap_pte_ns);
+    // The sleep costs a switch and a wake-up.
+    assert_eq!(
+        m.now(),
+        end + m.cfg.cost.sleep_wake_ns + m.cfg.cost.rmap_pte_ns
+    );
     assert_eq!(m.folios[pfn as usize].mapcount, 0);
     assert!(!m.procs[p as usize].vmas[1].ptes[0].is_present());
     check(&m, &pol);
@@ -1487,15 +1491,18 @@ fn a_write_waits_for_another_write_holding_its_folio() {
         .expect("the write completed");
     let cost = &m.cfg.cost;
     let w_end = t0 + cost.cpu_access_ns + cost.fd_syscall_ns;
-    let end = t0 + 20_000 + cost.cpu_access_ns + cost.fd_syscall_ns + 80_000;
+    // The sleep itself costs a switch and a wake-up (`sleep_wake_ns`).
+    let end = t0 + 20_000 + cost.cpu_access_ns + cost.fd_syscall_ns + 80_000 + cost.sleep_wake_ns;
     assert_eq!(m.now(), end);
     assert_eq!(
         m.ctx.times.iowait_ns, 80_000,
         "folio_lock sleeps in io_schedule"
     );
     let owner = m.folios[pfn as usize].owner();
-    assert_eq!(m.folio_locks.held_at(pfn, owner, w_end), Some(end));
-    assert_eq!(m.folio_locks.held_at(pfn, owner, end), None);
+    // v holds the lock from w's release; its sleep's switch and wake-up are counted after.
+    let hold_end = end - cost.sleep_wake_ns;
+    assert_eq!(m.folio_locks.held_at(pfn, owner, w_end), Some(hold_end));
+    assert_eq!(m.folio_locks.held_at(pfn, owner, hold_end), None);
     check(&m, &pol);
 }
 

@@ -176,20 +176,34 @@ fn a_random_one_page_read_reads_just_its_page() {
 
 /// A read() that misses pays the miss's own CPU (`major_fault_cpu_ns`: insertion, charge,
 /// workingset check, the read's setup) once, as a major fault does, besides the system call
-/// and the allocation; a read() that hits pays the system call only.
+/// and the allocation, and its sleep for an asynchronous device's read (`io_schedule`:
+/// `sleep_wake_ns`); on a synchronous device (pmem) it sleeps not and copies instead; a
+/// read() that hits pays the system call only.
 #[test]
 fn a_read_miss_pays_the_miss_paths_cpu_and_a_hit_does_not() {
+    use reclaimlab::machine::DeviceProfile;
     let cost = reclaimlab::machine::config::CostProfile::default();
     let mut r = rig(Kernel::V6_12);
+    assert!(!r.m.cfg.file_device.is_synchronous());
     r.read_at(10, 1, 1_000_000_000);
-    let miss_sys = r.m.ctx.times.sys_ns;
     assert_eq!(
-        miss_sys,
-        cost.fd_syscall_ns + cost.major_fault_cpu_ns + cost.alloc_page_ns,
-        "system call, miss path, allocation"
+        r.m.ctx.times.sys_ns,
+        cost.fd_syscall_ns + cost.major_fault_cpu_ns + cost.alloc_page_ns + cost.sleep_wake_ns,
+        "system call, miss path, allocation, the sleep for the read"
     );
     r.read_at(10, 1, 2_000_000_000);
     assert_eq!(r.m.ctx.times.sys_ns, cost.fd_syscall_ns, "a hit");
+
+    let pmem = DeviceProfile::pmem();
+    let copy = 4096 * 1_000_000_000 / pmem.bandwidth_bytes_per_s;
+    let mut r = rig_with(Kernel::V6_12, |c| c.file_device = pmem);
+    let out = r.read_at(10, 1, 1_000_000_000);
+    assert_eq!(out.iowait, 0);
+    assert_eq!(
+        r.m.ctx.times.sys_ns,
+        cost.fd_syscall_ns + cost.major_fault_cpu_ns + cost.alloc_page_ns + copy,
+        "system call, miss path, allocation, the copy: no sleep"
+    );
 }
 
 /// `bdev_synchronous` (brd, pmem): the driver copies inside `submit_bio`, so a miss is the

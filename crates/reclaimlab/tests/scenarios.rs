@@ -767,8 +767,10 @@ fn parallel_runs_equal_serial_runs() {
 
 #[test]
 fn fairness_is_computed_over_workers_and_memcgs() {
-    // Four identical anon workers: near-perfect fairness, one value per worker.
-    let r = go(&micro::builtin("swap-storm", 0.125).unwrap(), CLASSIC);
+    // Four identical anon workers: near-perfect fairness, one value per worker. At scale 1/4:
+    // at 1/8 each worker's run is ~15 ms, a few reclaim rounds, and which of them reclaims
+    // directly sets its rate (Jain 0.86-0.99 over seeds 1-4; at 1/4, 0.99-1.0).
+    let r = go(&micro::builtin("swap-storm", 0.25).unwrap(), CLASSIC);
     let f = r.fairness_workers.expect("four workers");
     assert_eq!(f.n, 4);
     assert!(f.jain > 0.95 && f.jain <= 1.0, "{f:?}");

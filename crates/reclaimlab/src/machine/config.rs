@@ -15,8 +15,13 @@ pub struct CostProfile {
     /// A minor fault: page-table update, allocation and zeroing of an anon page, or mapping a
     /// page-cache page (handle_mm_fault without I/O).
     pub minor_fault_ns: u64,
-    /// CPU part of a major fault or a buffered read miss, on top of the device time.
+    /// CPU part of a major fault or a buffered read miss, on top of the device time: the miss
+    /// path (page-cache insertion, memcg charge, workingset check, the read's setup and
+    /// submission; not the sleep, [`CostProfile::sleep_wake_ns`]).
     pub major_fault_cpu_ns: u64,
+    /// A task's sleep in the kernel and its wake-up (`schedule` and `try_to_wake_up`: a context
+    /// switch and a wake-up), paid by every wait for I/O, a throttle or a lock that sleeps.
+    pub sleep_wake_ns: u64,
     /// zram compression of one page (lzo-rle class compressors: a few µs per 4 KiB).
     pub zram_compress_ns: u64,
     /// zram decompression of one page.
@@ -78,7 +83,8 @@ impl Default for CostProfile {
         CostProfile {
             cpu_access_ns: 100,
             minor_fault_ns: 1_000,
-            major_fault_cpu_ns: 2_000,
+            major_fault_cpu_ns: 2_700,
+            sleep_wake_ns: 2_600,
             zram_compress_ns: 4_000,
             zram_decompress_ns: 1_500,
             reclaim_per_folio_ns: 300,

@@ -654,6 +654,7 @@ impl Machine {
     /// The current context waits for a block device (`io_schedule`).
     #[inline]
     pub fn spend_iowait(&mut self, ns: u64) {
+        self.spend_sleep_and_wake(ns);
         self.ctx.elapsed += ns;
         self.ctx.times.iowait_ns += ns;
     }
@@ -662,16 +663,27 @@ impl Machine {
     /// `mem_cgroup_handle_over_high`).
     #[inline]
     pub fn spend_throttled(&mut self, ns: u64) {
+        self.spend_sleep_and_wake(ns);
         self.ctx.elapsed += ns;
         self.ctx.times.throttled_ns += ns;
     }
 
     /// The current context sleeps for another reason (`schedule_timeout_killable` while an OOM
-    /// victim exits).
+    /// victim exits, a reverse-map lock's `rwsem_down_read_slowpath`).
     #[inline]
     pub fn spend_sleep(&mut self, ns: u64) {
+        self.spend_sleep_and_wake(ns);
         self.ctx.elapsed += ns;
         self.ctx.times.sleep_ns += ns;
+    }
+
+    /// What a sleep of `ns` > 0 in the kernel costs its task's CPU (`schedule` out, and
+    /// `try_to_wake_up` and the switch back in): `sleep_wake_ns` of system time.
+    #[inline]
+    fn spend_sleep_and_wake(&mut self, ns: u64) {
+        if ns > 0 {
+            self.spend_sys(self.cfg.cost.sleep_wake_ns);
+        }
     }
 
     /// A point where the kernel may reschedule the current task (between reclaim priorities,
