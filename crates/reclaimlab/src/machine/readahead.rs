@@ -586,13 +586,12 @@ impl Machine {
                 self.wait_for_folio_read(pfn, start, done);
             }
             None => {
-                // filemap_create_folio → filemap_read_folio: one 4 KiB read.
+                // filemap_create_folio → filemap_read_folio: one 4 KiB read. Its pgpgin goes
+                // to the reader's memcg, which the folio was just charged to (`new_folio`).
                 self.folio_add_lru(pol, pfn);
-                let done = self.submit_file_read(file, index, 1);
+                let done = self.read_pages(pid, file, index, 1);
                 let since = self.now();
                 self.wait_for_folio_read(pfn, since, done);
-                let memcg = self.folios[pfn as usize].memcg;
-                self.count(memcg, Vm::Pgpgin, 4);
             }
         }
     }
