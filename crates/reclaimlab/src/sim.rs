@@ -1766,8 +1766,7 @@ impl Engine {
                     (false, PageRef::File { .. }) => {
                         // The wait for the device is a sleep and a wake-up.
                         let io = cfg.file_device.read_latency_ns;
-                        let sleep = if io > 0 { c.sleep_wake_ns } else { 0 };
-                        (syscall + c.major_fault_cpu_ns + sleep, io)
+                        (syscall + c.major_fault_cpu_ns + c.sleep_wake_for(io), io)
                     }
                     (false, PageRef::Anon { .. }) => (c.minor_fault_ns, 0),
                 };
@@ -1789,21 +1788,12 @@ impl Engine {
     }
 
     /// A write to a memcg control file by thread `i`; returns the time it took.
-    /// The kernel time an io_uring read adds by going through an io-wq worker: 6.1's
-    /// `__io_file_supports_nowait` issues a regular file's read inline (IOCB_NOWAIT) only if
-    /// its file system's block device has QUEUE_FLAG_NOWAIT, and `io_read` otherwise punts it
-    /// to io-wq (`io_queue_iowq`); 6.12's `io_file_get_flags` asks the file's FMODE_NOWAIT
-    /// alone, which ext4 and xfs set. The textbook backend has no kernel: nothing.
+    /// The kernel time an io_uring read adds by going through an io-wq worker
+    /// (`Machine::io_uring_punt_ns`). The textbook backend has no kernel: nothing.
     fn io_uring_punt_ns(&self, be: &Be<'_>) -> u64 {
-        let Be::Kernel { m, .. } = be else {
-            return 0;
-        };
-        let inline =
-            m.kernel.has(Behaviour::IoUringNowaitByFmode) || m.cfg.file_device.queue_nowait;
-        if inline {
-            0
-        } else {
-            m.cfg.cost.io_wq_punt_ns
+        match be {
+            Be::Kernel { m, .. } => m.io_uring_punt_ns(),
+            Be::Textbook { .. } => 0,
         }
     }
 

@@ -106,6 +106,19 @@ impl Default for CostProfile {
     }
 }
 
+impl CostProfile {
+    /// What a wait of `wait_ns` in the kernel adds to its task's CPU: `sleep_wake_ns` if the
+    /// task sleeps at all (`schedule` out, `try_to_wake_up` and the switch back in), else 0.
+    #[inline]
+    pub fn sleep_wake_for(&self, wait_ns: u64) -> u64 {
+        if wait_ns > 0 {
+            self.sleep_wake_ns
+        } else {
+            0
+        }
+    }
+}
+
 /// A block device: fixed latency per request, bandwidth, and a queue of `queue_depth` requests
 /// served in parallel.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

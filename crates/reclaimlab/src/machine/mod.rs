@@ -677,12 +677,26 @@ impl Machine {
         self.ctx.times.sleep_ns += ns;
     }
 
-    /// What a sleep of `ns` > 0 in the kernel costs its task's CPU (`schedule` out, and
-    /// `try_to_wake_up` and the switch back in): `sleep_wake_ns` of system time.
+    /// What a sleep of `ns` in the kernel costs its task's CPU
+    /// (`CostProfile::sleep_wake_for`), as system time.
     #[inline]
     fn spend_sleep_and_wake(&mut self, ns: u64) {
-        if ns > 0 {
-            self.spend_sys(self.cfg.cost.sleep_wake_ns);
+        let cost = self.cfg.cost.sleep_wake_for(ns);
+        self.spend_sys(cost);
+    }
+
+    /// The kernel time an io_uring read adds by going through an io-wq worker: 6.1's
+    /// `__io_file_supports_nowait` issues a regular file's read inline (IOCB_NOWAIT) only if
+    /// its file system's block device has QUEUE_FLAG_NOWAIT, and `io_read` otherwise punts it
+    /// to io-wq (`io_queue_iowq`); 6.12's `io_file_get_flags` asks the file's FMODE_NOWAIT
+    /// alone, which ext4 and xfs set.
+    pub fn io_uring_punt_ns(&self) -> u64 {
+        let inline =
+            self.kernel.has(Behaviour::IoUringNowaitByFmode) || self.cfg.file_device.queue_nowait;
+        if inline {
+            0
+        } else {
+            self.cfg.cost.io_wq_punt_ns
         }
     }
 
