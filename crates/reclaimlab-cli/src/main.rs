@@ -636,14 +636,15 @@ fn load_workload(w: &WorkloadArgs) -> Result<Scenario, String> {
 }
 
 /// Whether the run interleaves tasks inside reclaim (`MachineConfig::interleave`). `auto` turns
-/// it on where the machine has its real size: a batch is `SWAP_CLUSTER_MAX` pages at any scale,
-/// so a scaled-down scenario that keeps its thread count lets its concurrent reclaimers hold a
-/// share of its LRU lists the seed's machine never sees, and `too_many_isolated` throttles them
-/// where the kernel would not (docs/model.md §1).
+/// it on where the machine has its real size, or a seed scenario's scale keeps its batches a
+/// small share of its lists (`micro::interleaves_faithfully`): a batch is `SWAP_CLUSTER_MAX`
+/// pages at any scale, so a scaled-down scenario that keeps its thread count lets its
+/// concurrent reclaimers hold a share of its LRU lists the seed's machine never sees, and
+/// `too_many_isolated` throttles them where the kernel would not (docs/model.md §1).
 fn interleave_of(w: &WorkloadArgs, scn: &Scenario) -> Result<bool, String> {
     let one_cpu = scn.machine.cpus < 2;
     match w.interleave {
-        Interleave::Auto => Ok(!one_cpu && at_real_size(w)),
+        Interleave::Auto => Ok(!one_cpu && interleaves_faithfully(w)),
         _ if one_cpu => Err(format!(
             "--interleave: scenario '{}' has one CPU, where no other task can run during \
              reclaim; give --cpus 2 or more",
@@ -654,10 +655,11 @@ fn interleave_of(w: &WorkloadArgs, scn: &Scenario) -> Result<bool, String> {
     }
 }
 
-/// A trace replay, or a built-in scenario at its own size (`micro::at_real_size`).
-fn at_real_size(w: &WorkloadArgs) -> bool {
+/// A trace replay, or a built-in scenario at a scale where interleaving is faithful
+/// (`micro::interleaves_faithfully`).
+fn interleaves_faithfully(w: &WorkloadArgs) -> bool {
     match &w.scenario {
-        Some(name) => micro::at_real_size(name, scale_of(name, w.scale)),
+        Some(name) => micro::interleaves_faithfully(name, scale_of(name, w.scale)),
         None => true,
     }
 }

@@ -386,7 +386,9 @@ fn mrc_refuses_options_that_would_do_nothing() {
 
 /// `--interleave` (docs/model.md §1, "Reclaimers meet at the folio lock"): auto, the default,
 /// lets tasks run inside another's reclaim batch where the machine has its real size (scale 1)
-/// and more than one CPU; scaled down it is off; on and off force it; one CPU refuses both.
+/// and more than one CPU, or a seed scenario's scale keeps its batches under an eighth of its
+/// inactive list (fio-pmem from 1/512); scaled further down it is off; on and off force it;
+/// one CPU refuses both.
 #[test]
 fn interleave_is_on_at_real_size_off_when_scaled_and_refused_on_one_cpu() {
     // Task steps run inside another task's reclaim batch, for `run SCENARIO ARGS...`.
@@ -419,6 +421,13 @@ fn interleave_is_on_at_real_size_off_when_scaled_and_refused_on_one_cpu() {
     ];
     assert_eq!(nested(&mini), 0);
     assert!(nested(&[&mini[..], &["--interleave"]].concat()) > 0);
+    // fio-pmem derives 1/512, its default scale, as the smallest where it interleaves.
+    let pmem = |extra: &[&str]| {
+        let base = ["fio-pmem", "--policy", "classic:6.1", "--max-time", "0.05"];
+        nested(&[&base[..], extra].concat())
+    };
+    assert!(pmem(&[]) > 0, "fio-pmem at its default scale");
+    assert_eq!(pmem(&["--scale", "0.0009765625"]), 0, "fio-pmem at 1/1024");
     for args in [
         vec!["run", "zipf", "--interleave", "on"],
         vec!["run", "zipf", "--interleave", "off"],

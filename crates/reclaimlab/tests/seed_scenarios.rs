@@ -8,8 +8,8 @@ use reclaimlab::workload::appcache::{AppCacheStats, AppCacheStep, AppCacheWork};
 use reclaimlab::workload::micro;
 use reclaimlab::workload::seeds::{
     ANDROID_APPS, CHROME_ITERATIONS, CHROME_MEMCGS, CHROME_PAIRS_PER_MEMCG,
-    FIO_IO_URING_REQUEST_SYS_NS, FIO_REQUEST_USER_NS, KBUILD_JOBS, KBUILD_PARALLEL,
-    SEED_002_LRU_ADD_HOLD_NS,
+    FIO_IO_URING_REQUEST_SYS_NS, FIO_PMEM_INTERLEAVE_MIN_SCALE, FIO_REQUEST_USER_NS, KBUILD_JOBS,
+    KBUILD_PARALLEL, SEED_002_LRU_ADD_HOLD_NS,
 };
 use reclaimlab::workload::{Action, ActionSource, RunShare, Scenario, Step, Stream, StreamIter};
 
@@ -785,6 +785,69 @@ fn fio_pmem_requests_spend_fios_and_io_urings_cpu() {
                 + requests * (FIO_IO_URING_REQUEST_SYS_NS + cost.io_wq_punt_ns),
         "6.1: every request also pays the punt"
     );
+}
+
+/// `--interleave auto` interleaves every seed scenario at scale 1, and below it only down to the
+/// scale its own arithmetic derives (docs/model.md §1, "When it is on"): fio-pmem at its default
+/// scale, ycsb-b from 1/16, no other at its default.
+#[test]
+fn seed_scenarios_interleave_at_scale_1_and_down_to_their_derived_scale() {
+    for name in NAMES {
+        assert!(micro::interleaves_faithfully(name, 1.0), "{name}");
+        let default = micro::default_scale(name).unwrap();
+        assert_eq!(
+            micro::interleaves_faithfully(name, default),
+            name == "fio-pmem",
+            "{name} at {default}"
+        );
+    }
+    assert!(micro::interleaves_faithfully("ycsb-b", 1.0 / 16.0));
+    assert!(!micro::interleaves_faithfully("ycsb-b", 1.0 / 32.0));
+    assert!(!micro::interleaves_faithfully("file-anon-mix-mini", 1.0));
+}
+
+/// Seed 002's jobs did 90-95% of fio-pmem's reclaim themselves, under both kernels
+/// (validation/seed002-fio-profile.md). That needs them to run beside each other's and
+/// kswapd's isolated batches, as on the seed's 40 CPUs: interleaving, which `--interleave auto`
+/// turns on from fio-pmem's default scale up (`FIO_PMEM_INTERLEAVE_MIN_SCALE`), where all its
+/// batches together stay under `too_many_isolated`'s limit: no task is throttled. Without it,
+/// kswapd, a reclaim priority ahead of the tasks, takes the lruvec lock before them and does
+/// most of the reclaim.
+#[test]
+fn fio_pmem_interleaved_lets_the_jobs_do_the_reclaim_as_seed_002s_did() {
+    let default = micro::default_scale("fio-pmem").unwrap();
+    assert!(default >= FIO_PMEM_INTERLEAVE_MIN_SCALE);
+    assert!(micro::interleaves_faithfully("fio-pmem", default));
+    assert!(!micro::interleaves_faithfully(
+        "fio-pmem",
+        FIO_PMEM_INTERLEAVE_MIN_SCALE / 2.0
+    ));
+    for policy in ["classic:6.1", "mglru:6.1"] {
+        let steal = |interleave: bool| {
+            let mut scn = micro::builtin("fio-pmem", FIO_PMEM_INTERLEAVE_MIN_SCALE).unwrap();
+            scn.machine.interleave = interleave;
+            let opts = RunOptions {
+                seed: 1,
+                max_sim_ns: Some(100_000_000),
+                ..Default::default()
+            };
+            let r = run(&scn, policy.parse().unwrap(), &opts).unwrap();
+            assert_eq!(vm(&r, "pgscan_direct_throttle"), 0, "{policy}");
+            assert_eq!(vm(&r, "throttle_ns"), 0, "{policy}: no task throttled");
+            assert_eq!(r.cpu.nested_steps > 0, interleave, "{policy}");
+            (vm(&r, "pgsteal_direct"), vm(&r, "pgsteal_kswapd"))
+        };
+        let (direct, kswapd) = steal(true);
+        assert!(
+            direct > 3 * kswapd,
+            "{policy} interleaved: {direct} {kswapd}"
+        );
+        let (direct, kswapd) = steal(false);
+        assert!(
+            kswapd > direct,
+            "{policy} not interleaved: {direct} {kswapd}"
+        );
+    }
 }
 
 #[test]

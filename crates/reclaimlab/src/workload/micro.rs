@@ -35,10 +35,13 @@ pub fn default_scale(name: &str) -> Option<f64> {
 /// spec E2's machine), so their reclaimers' batches are a seed-sized share of their lists.
 const MINIATURES: &[&str] = &["file-anon-mix-mini"];
 
-/// Whether the built-in scenario `name` at `scale` is a machine of its own size: scale 1 and
-/// not a miniature (the micro-scenarios' 64 MiB machine, the seed scenarios' own machine).
-pub fn at_real_size(name: &str, scale: f64) -> bool {
-    scale == 1.0 && !MINIATURES.contains(&name)
+/// Whether the built-in scenario `name` at `scale` keeps its concurrent reclaimers' isolated
+/// batches as small a share of its lists as its real machine does, so that tasks may run
+/// inside each other's batches (`--interleave auto`): at scale 1 (the micro-scenarios' 64 MiB
+/// machine, the seed scenarios' own machine) unless it is a miniature, and down to the
+/// smallest scale a seed scenario derives for itself (`seeds::interleave_min_scale`).
+pub fn interleaves_faithfully(name: &str, scale: f64) -> bool {
+    !MINIATURES.contains(&name) && scale >= super::seeds::interleave_min_scale(name).unwrap_or(1.0)
 }
 
 /// The micro-scenarios.
