@@ -55,13 +55,24 @@ pub enum Pattern {
     /// `[0, pages - 1]`. Clamping piles the tails onto the two end pages: with
     /// `sigma_pct = 40` each end page gets about 10.6% of all accesses.
     ///
-    /// Meant to resemble fio's `random_distribution=normal:40`, but not identical. fio's
-    /// lib/gauss.c (axboe/fio) averages 12 uniform draws over the range (Irwin–Hall, sd ≈
-    /// range/12), adds a uniform jitter of width `range * 100 / dev` capped at `range / 2`,
-    /// and then hashes the result (`__hash_u64(sum) % nranges`), so fio's hot pages are
-    /// scattered and its percentage is not a standard deviation. Here `sigma_pct` is a true
-    /// standard deviation and the hot region is contiguous around the middle.
+    /// Not fio's `random_distribution=normal`, whose percentage is not a standard deviation:
+    /// that is [`Pattern::FioNormal`]. Here `sigma_pct` is a true standard deviation and the
+    /// hot region is contiguous around the middle.
     Normal { pages: u64, sigma_pct: f64 },
+    /// fio's `random_distribution=normal:DEV` over `pages` blocks, as fio 3.20 and later draw
+    /// it (lib/gauss.c `gauss_next`, axboe/fio; 3.20 made DEV a percentage of the range):
+    /// the mean of 12 uniform draws over `[0, pages]` rounded up (Irwin–Hall, sd ≈
+    /// `pages / 12`, centred), plus a uniform jitter of `ceil(pages × dev_pct / 100)` values
+    /// (at most `pages / 2`) centred on 0 and halved until the sum falls inside the range.
+    /// With `dev_pct = 40` about half the blocks get nearly all the accesses.
+    ///
+    /// fio then scatters the value with a multiplicative hash modulo the range
+    /// (`__hash_u64(sum) % nranges`). At the seeds' block counts that is nearly one-to-one
+    /// (a 10 GiB file of 4 KiB blocks: 2,621,440 values hit all but one block in 2.6
+    /// million), but at a scaled-down count it merges values (5,120 blocks: a tenth of the
+    /// blocks are never hit), which would concentrate the accesses as the seed's files never
+    /// were; so the value is scattered by the same fixed permutation as [`Pattern::Zipf`].
+    FioNormal { pages: u64, dev_pct: u32 },
     /// Whole blocks of `block_pages` consecutive pages: each draw of `of` picks a block
     /// (an index in `[0, of.footprint())`), whose pages are then yielded in order, before
     /// the next block is drawn. Models I/O or objects larger than a page: a 32 KiB
@@ -108,6 +119,13 @@ impl Pattern {
                 positive("pages", pages)?;
                 non_negative_finite("normal sigma_pct", sigma_pct)
             }
+            Pattern::FioNormal { pages, dev_pct } => {
+                positive("pages", pages)?;
+                if dev_pct > 100 {
+                    return Err(format!("fio_normal dev_pct {dev_pct} is over 100"));
+                }
+                Ok(())
+            }
             Pattern::HotScan {
                 hot,
                 scan,
@@ -142,7 +160,8 @@ impl Pattern {
             | Pattern::Loop { pages }
             | Pattern::Special { pages }
             | Pattern::YcsbZipfian { pages, .. }
-            | Pattern::Normal { pages, .. } => pages,
+            | Pattern::Normal { pages, .. }
+            | Pattern::FioNormal { pages, .. } => pages,
             Pattern::HotScan {
                 hot,
                 scan,
@@ -283,6 +302,12 @@ enum Gen {
         mean: f64,
         sd: f64,
     },
+    FioNormal {
+        pages: u64,
+        /// The jitter's width (`gs->stddev`).
+        width: u64,
+        perm: Permutation,
+    },
     Blocks {
         of: Box<Gen>,
         block_pages: u64,
@@ -334,6 +359,11 @@ impl Gen {
                 mean: (pages - 1) as f64 / 2.0,
                 sd: sigma_pct / 100.0 * pages as f64,
             },
+            Pattern::FioNormal { pages, dev_pct } => Gen::FioNormal {
+                pages,
+                width: fio_gauss_width(pages, dev_pct),
+                perm: Permutation::new(pages),
+            },
             Pattern::Blocks {
                 ref of,
                 block_pages,
@@ -371,6 +401,9 @@ impl Gen {
             }
             Gen::HotScan(st) => st.next(rng),
             Gen::Normal { pages, mean, sd } => normal_page(rng, *pages, *mean, *sd),
+            Gen::FioNormal { pages, width, perm } => {
+                perm.apply(fio_gauss_value(rng, *pages, *width))
+            }
             Gen::Blocks {
                 of,
                 block_pages,
@@ -495,6 +528,40 @@ fn sysbench_special(rng: &mut ChaCha8Rng, pages: u64) -> u64 {
         rnd * (band + 1.0) + t / 2.0 - t * SB_RAND_SPEC_PCT / 200.0
     };
     (v as u64).min(pages - 1)
+}
+
+/// How many draws fio's `gauss_next` averages (`GAUSS_ITERS`).
+const FIO_GAUSS_ITERS: u64 = 12;
+
+/// The width of fio's normal jitter (`gauss_init`'s `gs->stddev`): `dev_pct`% of the range,
+/// rounded up, at most half of it; 0 without a deviation.
+fn fio_gauss_width(pages: u64, dev_pct: u32) -> u64 {
+    if dev_pct == 0 {
+        return 0;
+    }
+    (pages * dev_pct as u64).div_ceil(100).min(pages / 2)
+}
+
+/// One value of fio's normal distribution over `pages` blocks with a jitter `width` wide
+/// (`gauss_next` before its hash): the rounded-up mean of 12 uniform draws over
+/// `[0, pages]`, the jitter halved until the sum stays in `[0, pages)`.
+fn fio_gauss_value(rng: &mut ChaCha8Rng, pages: u64, width: u64) -> u64 {
+    let sum: u64 = (0..FIO_GAUSS_ITERS)
+        .map(|_| rng.random_range(0..=pages))
+        .sum();
+    let mut at = sum.div_ceil(FIO_GAUSS_ITERS) as i64;
+    if width > 0 {
+        // `gauss_dev`: a uniform offset in [0, width) less half the width, truncated.
+        let mut dev = (width as f64 * rng.random::<f64>()) as i64 - (width / 2) as i64;
+        // fio adds in unsigned arithmetic: a sum below 0 wraps and is too big, like one at
+        // or past the end. A mean at the very end (every draw `pages`) with no jitter left
+        // would loop forever in fio; here it stops, and the end is clamped below.
+        while dev != 0 && (at + dev < 0 || at + dev >= pages as i64) {
+            dev /= 2;
+        }
+        at += dev;
+    }
+    (at as u64).min(pages - 1)
 }
 
 /// One Gaussian draw rounded and clamped to `[0, pages - 1]`.
@@ -630,6 +697,10 @@ mod tests {
                 s: 0.99,
             },
             Pattern::Loop { pages: 1000 },
+            Pattern::FioNormal {
+                pages: 1000,
+                dev_pct: 40,
+            },
             Pattern::HotScan {
                 hot: 100,
                 scan: 900,
@@ -918,6 +989,14 @@ mod tests {
                 pages: 10,
                 sigma_pct: -1.0,
             },
+            Pattern::FioNormal {
+                pages: 0,
+                dev_pct: 40,
+            },
+            Pattern::FioNormal {
+                pages: 10,
+                dev_pct: 101,
+            },
             Pattern::HotScan {
                 hot: 0,
                 scan: 10,
@@ -1089,6 +1168,49 @@ mod tests {
         let (mean, sd) = mean_sd(&take(&p, 17, 200_000));
         assert!((mean - 4999.5).abs() < 15.0, "mean {mean}");
         assert!((sd / 1000.0 - 1.0).abs() < 0.01, "sd {sd}");
+    }
+
+    /// fio 3.20+'s jitter is `dev`% of the range, rounded up, at most half of it (before
+    /// 3.20 it was `range × 100 / dev`).
+    #[test]
+    fn fio_normal_jitter_is_dev_percent_of_the_range_at_most_half() {
+        assert_eq!(fio_gauss_width(10_000, 40), 4_000);
+        assert_eq!(fio_gauss_width(10_000, 100), 5_000);
+        assert_eq!(fio_gauss_width(10_000, 0), 0);
+        assert_eq!(fio_gauss_width(7, 40), 3);
+    }
+
+    /// The share of draws the most popular `frac` of `pages` blocks get.
+    fn top_share(p: &Pattern, pages: u64, frac: f64, draws: usize) -> f64 {
+        let mut hits = vec![0u64; pages as usize];
+        for i in take(p, 3, draws) {
+            hits[i as usize] += 1;
+        }
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = hits[..(pages as f64 * frac) as usize].iter().sum();
+        top as f64 / draws as f64
+    }
+
+    /// fio's `normal:40` puts 93% of the draws on the busiest half of the blocks and 59% on
+    /// the busiest quarter (an independent simulation of `gauss_next` before its hash, 400k
+    /// draws over 10,000 blocks); without a deviation (`normal`, the bare Irwin-Hall mean),
+    /// 87% on the busiest quarter.
+    #[test]
+    fn fio_normal_concentrates_as_fios_gauss_next_does() {
+        let pages = 10_000;
+        let p40 = Pattern::FioNormal { pages, dev_pct: 40 };
+        let half = top_share(&p40, pages, 0.5, 400_000);
+        let quarter = top_share(&p40, pages, 0.25, 400_000);
+        assert!((0.91..0.95).contains(&half), "{half}");
+        assert!((0.56..0.62).contains(&quarter), "{quarter}");
+        let p0 = Pattern::FioNormal { pages, dev_pct: 0 };
+        let quarter0 = top_share(&p0, pages, 0.25, 400_000);
+        assert!((0.85..0.89).contains(&quarter0), "{quarter0}");
+        // Every draw is a block of the range, with the smallest ranges too.
+        for pages in [1, 2, 3, 7] {
+            let p = Pattern::FioNormal { pages, dev_pct: 40 };
+            assert!(take(&p, 1, 1_000).iter().all(|&i| i < pages));
+        }
     }
 
     #[test]

@@ -1056,7 +1056,7 @@ pub enum FioDist {
     Uniform,
     /// `zipf:0.8`
     Zipf08,
-    /// `normal:40` (see `Pattern::Normal` for how it differs from fio's).
+    /// `normal:40`, as fio 3.20 and later draw it (`Pattern::FioNormal`).
     Normal40,
 }
 
@@ -1109,9 +1109,9 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
             pages: size,
             s: 0.8,
         },
-        FioDist::Normal40 => Pattern::Normal {
+        FioDist::Normal40 => Pattern::FioNormal {
             pages: size,
-            sigma_pct: 40.0,
+            dev_pct: 40,
         },
     };
     let ts = (0..jobs)
