@@ -60,7 +60,8 @@ pub enum Pattern {
     /// hot region is contiguous around the middle.
     Normal { pages: u64, sigma_pct: f64 },
     /// fio's `random_distribution=normal:DEV` over `pages` blocks, as fio 3.20 and later draw
-    /// it (lib/gauss.c `gauss_next`, axboe/fio; 3.20 made DEV a percentage of the range):
+    /// it (lib/gauss.c `gauss_next`, axboe/fio; 3.20 made DEV a percentage of the range; seed
+    /// 002 ran fio-3.28):
     /// the mean of 12 uniform draws over `[0, pages]` rounded up (Irwin–Hall, sd ≈
     /// `pages / 12`, centred), plus a uniform jitter of `ceil(pages × dev_pct / 100)` values
     /// (at most `pages / 2`) centred on 0 and halved until the sum falls inside the range.
