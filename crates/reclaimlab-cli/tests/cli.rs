@@ -387,7 +387,7 @@ fn mrc_refuses_options_that_would_do_nothing() {
 /// `--interleave` (docs/model.md §1, "Reclaimers meet at the folio lock"): auto, the default,
 /// lets tasks run inside another's reclaim batch where the machine has its real size (scale 1)
 /// and more than one CPU, or a seed scenario's scale keeps its batches under an eighth of its
-/// inactive list (fio-pmem from 1/512); scaled further down it is off; on and off force it;
+/// inactive list (fio-pmem from 1/1024); scaled further down it is off; on and off force it;
 /// one CPU refuses both.
 #[test]
 fn interleave_is_on_at_real_size_off_when_scaled_and_refused_on_one_cpu() {
@@ -421,13 +421,14 @@ fn interleave_is_on_at_real_size_off_when_scaled_and_refused_on_one_cpu() {
     ];
     assert_eq!(nested(&mini), 0);
     assert!(nested(&[&mini[..], &["--interleave"]].concat()) > 0);
-    // fio-pmem derives 1/512, its default scale, as the smallest where it interleaves.
+    // fio-pmem derives 1/1024 as the smallest scale where it interleaves (its default is 1/512).
     let pmem = |extra: &[&str]| {
         let base = ["fio-pmem", "--policy", "classic:6.1", "--max-time", "0.05"];
         nested(&[&base[..], extra].concat())
     };
     assert!(pmem(&[]) > 0, "fio-pmem at its default scale");
-    assert_eq!(pmem(&["--scale", "0.0009765625"]), 0, "fio-pmem at 1/1024");
+    assert!(pmem(&["--scale", "0.0009765625"]) > 0, "fio-pmem at 1/1024");
+    assert_eq!(pmem(&["--scale", "0.00048828125"]), 0, "fio-pmem at 1/2048");
     for args in [
         vec!["run", "zipf", "--interleave", "on"],
         vec!["run", "zipf", "--interleave", "off"],

@@ -788,8 +788,8 @@ fn fio_pmem_requests_spend_fios_and_io_urings_cpu() {
 }
 
 /// `--interleave auto` interleaves every seed scenario at scale 1, and below it only down to the
-/// scale its own arithmetic derives (docs/model.md §1, "When it is on"): fio-pmem at its default
-/// scale, ycsb-b from 1/16, no other at its default.
+/// scale its own arithmetic derives (docs/model.md §1, "When it is on"): fio-pmem from 1/1024
+/// (so at its default), ycsb-b from 1/16, no other at its default.
 #[test]
 fn seed_scenarios_interleave_at_scale_1_and_down_to_their_derived_scale() {
     for name in NAMES {
@@ -803,6 +803,8 @@ fn seed_scenarios_interleave_at_scale_1_and_down_to_their_derived_scale() {
     }
     assert!(micro::interleaves_faithfully("ycsb-b", 1.0 / 16.0));
     assert!(!micro::interleaves_faithfully("ycsb-b", 1.0 / 32.0));
+    assert!(micro::interleaves_faithfully("fio-pmem", 1.0 / 1024.0));
+    assert!(!micro::interleaves_faithfully("fio-pmem", 1.0 / 2048.0));
     assert!(!micro::interleaves_faithfully("file-anon-mix-mini", 1.0));
 }
 
