@@ -1787,7 +1787,6 @@ impl Engine {
         }
     }
 
-    /// A write to a memcg control file by thread `i`; returns the time it took.
     /// The kernel time an io_uring read adds by going through an io-wq worker
     /// (`Machine::io_uring_punt_ns`). The textbook backend has no kernel: nothing.
     fn io_uring_punt_ns(&self, be: &Be<'_>) -> u64 {
@@ -1797,6 +1796,7 @@ impl Engine {
         }
     }
 
+    /// A write to a memcg control file by thread `i`; returns the time it took.
     fn memcg_write(
         &mut self,
         be: &mut Be<'_>,

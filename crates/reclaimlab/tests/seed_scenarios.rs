@@ -811,8 +811,8 @@ fn seed_scenarios_interleave_at_scale_1_and_down_to_their_derived_scale() {
 /// Seed 002's jobs did 90-95% of fio-pmem's reclaim themselves, under both kernels
 /// (validation/seed002-fio-profile.md). That needs them to run beside each other's and
 /// kswapd's isolated batches, as on the seed's 40 CPUs: interleaving, which `--interleave auto`
-/// turns on from fio-pmem's default scale up (`FIO_PMEM_INTERLEAVE_MIN_SCALE`), where all its
-/// batches together stay under `too_many_isolated`'s limit: no task is throttled. Without it,
+/// turns on from 1/1024 (`FIO_PMEM_INTERLEAVE_MIN_SCALE`, below its default 1/512), where all
+/// its batches together stay under `too_many_isolated`'s limit: no task is throttled. Without it,
 /// kswapd, a reclaim priority ahead of the tasks, takes the lruvec lock before them and does
 /// most of the reclaim.
 #[test]

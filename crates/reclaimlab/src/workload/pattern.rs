@@ -535,29 +535,33 @@ fn sysbench_special(rng: &mut ChaCha8Rng, pages: u64) -> u64 {
 const FIO_GAUSS_ITERS: u64 = 12;
 
 /// The width of fio's normal jitter (`gauss_init`'s `gs->stddev`): `dev_pct`% of the range,
-/// rounded up, at most half of it; 0 without a deviation.
+/// rounded up, at most half of it; 0 without a deviation. Computed wide, so that any range a
+/// scenario file may give is valid.
 fn fio_gauss_width(pages: u64, dev_pct: u32) -> u64 {
     if dev_pct == 0 {
         return 0;
     }
-    (pages * dev_pct as u64).div_ceil(100).min(pages / 2)
+    let width = (pages as u128 * dev_pct as u128).div_ceil(100);
+    (width as u64).min(pages / 2)
 }
 
 /// One value of fio's normal distribution over `pages` blocks with a jitter `width` wide
 /// (`gauss_next` before its hash): the rounded-up mean of 12 uniform draws over
-/// `[0, pages]`, the jitter halved until the sum stays in `[0, pages)`.
+/// `[0, pages]`, the jitter halved until the sum stays in `[0, pages)`. The sum and the
+/// jitter are computed in 128 bits (fio's 64-bit sum cannot overflow its 32-bit draws; here a
+/// range may be as large as a `u64`).
 fn fio_gauss_value(rng: &mut ChaCha8Rng, pages: u64, width: u64) -> u64 {
-    let sum: u64 = (0..FIO_GAUSS_ITERS)
-        .map(|_| rng.random_range(0..=pages))
+    let sum: u128 = (0..FIO_GAUSS_ITERS)
+        .map(|_| rng.random_range(0..=pages) as u128)
         .sum();
-    let mut at = sum.div_ceil(FIO_GAUSS_ITERS) as i64;
+    let mut at = sum.div_ceil(FIO_GAUSS_ITERS as u128) as i128;
     if width > 0 {
         // `gauss_dev`: a uniform offset in [0, width) less half the width, truncated.
-        let mut dev = (width as f64 * rng.random::<f64>()) as i64 - (width / 2) as i64;
+        let mut dev = (width as f64 * rng.random::<f64>()) as i128 - (width / 2) as i128;
         // fio adds in unsigned arithmetic: a sum below 0 wraps and is too big, like one at
         // or past the end. A mean at the very end (every draw `pages`) with no jitter left
         // would loop forever in fio; here it stops, and the end is clamped below.
-        while dev != 0 && (at + dev < 0 || at + dev >= pages as i64) {
+        while dev != 0 && (at + dev < 0 || at + dev >= pages as i128) {
             dev /= 2;
         }
         at += dev;
@@ -1211,6 +1215,17 @@ mod tests {
         for pages in [1, 2, 3, 7] {
             let p = Pattern::FioNormal { pages, dev_pct: 40 };
             assert!(take(&p, 1, 1_000).iter().all(|&i| i < pages));
+        }
+        // The largest ranges a scenario file may give draw the same shape, without overflow:
+        // the busiest half of the values (before the permutation) lies in the middle half.
+        for pages in [u64::MAX / 2, u64::MAX] {
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            let width = fio_gauss_width(pages, 40);
+            let middle = (0..1_000)
+                .map(|_| fio_gauss_value(&mut rng, pages, width))
+                .filter(|&v| v > pages / 4 && v < pages / 4 * 3)
+                .count();
+            assert!(middle > 800, "{pages}: {middle} of 1000 in the middle half");
         }
     }
 
