@@ -487,3 +487,96 @@ fn an_exit_takes_the_time_of_its_zap_and_unlinks() {
     assert_eq!(exit.cpu.sys_ns, stay.cpu.sys_ns + exit_ns);
     assert_eq!(exit.accesses, stay.accesses);
 }
+
+/// `shrink_zones` walks the reclaimer's zonelist, its own node first: direct reclaim the
+/// allocation's preferred node's (`__alloc_pages_direct_reclaim`), memcg reclaim the node of
+/// the CPU it runs on (`try_to_free_mem_cgroup_pages`: `node_zonelist(numa_node_id(), ..)`).
+/// Which node reclaim takes first is seen in which lruvec lock it takes first; before the
+/// fix every reclaimer began with node 0.
+#[test]
+fn reclaim_starts_at_the_reclaimers_own_node() {
+    use reclaimlab::machine::lruvec_index;
+    use reclaimlab::machine::vmscan::{try_to_free_mem_cgroup_pages, try_to_free_pages};
+    use reclaimlab::policy::mglru::{Mglru, MglruConfig};
+    // The node whose lruvec lock reclaim took first, and the pages freed on each node.
+    let first_node = |kernel: Kernel, classic: bool, preferred: Option<u8>, cpu: u32| {
+        let mut cfg = MachineConfig::simple(4096);
+        cfg.node_pages = vec![8192, 8192];
+        cfg.cpus = 2;
+        cfg.kernel = kernel;
+        let mut m = Machine::new(cfg.one_page_per_fault()).unwrap();
+        let mut pol: Box<dyn reclaimlab::policy::Policy> = if classic {
+            Box::new(Classic::new(&m))
+        } else {
+            Box::new(Mglru::new(&m, MglruConfig::new(kernel)))
+        };
+        let pid = m.create_process("reader", 0, 0);
+        // 6,000 cached pages on each node, read from a CPU of that node.
+        for node in 0..2u32 {
+            let file = m.create_file(&format!("f{node}"), 6000);
+            for page in 0..6000 {
+                m.ctx = Ctx {
+                    now: m.now() + 1,
+                    pid,
+                    cpu: node,
+                    ..Ctx::default()
+                };
+                m.access(
+                    &mut *pol,
+                    pid,
+                    PageRef::File { file, page },
+                    Op::Read,
+                    Via::Fd,
+                )
+                .expect("read");
+            }
+            m.lru_add_drain(&mut *pol);
+        }
+        m.ctx = Ctx {
+            now: m.now() + 1,
+            pid,
+            cpu,
+            ..Ctx::default()
+        };
+        let start = m.now() + m.ctx.elapsed;
+        let freed = [m.nodes[0].nr_free(), m.nodes[1].nr_free()];
+        let reclaimed = match preferred {
+            Some(node) => try_to_free_pages(&mut m, &mut *pol, node),
+            None => try_to_free_mem_cgroup_pages(&mut m, &mut *pol, 0, 32, true, false, None),
+        };
+        assert!(reclaimed >= 32, "{kernel:?}: reclaimed {reclaimed}");
+        let first = |node: u8| m.lru_locks[lruvec_index(2, 0, node)].first_hold_from(start);
+        let (a, b) = (
+            first(0).expect("node 0 locked"),
+            first(1).expect("node 1 locked"),
+        );
+        assert!(m.nodes[0].nr_free() > freed[0] && m.nodes[1].nr_free() > freed[1]);
+        if a < b {
+            0
+        } else {
+            1
+        }
+    };
+    for (kernel, classic) in [
+        (Kernel::V6_1, true),
+        (Kernel::V6_12, false),
+        (Kernel::V7_2, false),
+    ] {
+        for node in 0..2u8 {
+            // Direct reclaim for an allocation that prefers `node`, from the other node's CPU.
+            let cpu = 1 - node as u32;
+            assert_eq!(
+                first_node(kernel, classic, Some(node), cpu),
+                node,
+                "{kernel:?} direct"
+            );
+            // memcg reclaim (of the root, as memory.reclaim would) from `node`'s CPU.
+            let cpu = node as u32;
+            assert_eq!(
+                first_node(kernel, classic, None, cpu),
+                node,
+                "{kernel:?} memcg"
+            );
+        }
+    }
+}

@@ -172,6 +172,11 @@ impl LockTimeline {
         }
     }
 
+    /// The start of the first remembered hold that starts at or after `t`.
+    pub fn first_hold_from(&self, t: u64) -> Option<u64> {
+        self.holds.iter().map(|h| h.start).find(|&s| s >= t)
+    }
+
     /// The end of the hold covering `t`, if one does (a `down_read_trylock` at `t` of a
     /// rwsem whose writers this timeline records fails).
     pub fn held_at(&self, t: u64) -> Option<u64> {

@@ -87,6 +87,11 @@ pub struct ScanControl {
     /// Not a kernel field: the pass ended in a NOPROGRESS throttle that the task sleeps by
     /// yielding at the next priority (`ThrottleSleep`).
     pub noprogress_throttle: bool,
+    /// The first node of the zonelist `do_try_to_free_pages` walks (`zonelist->_zonerefs`'s
+    /// pgdat): the allocation's preferred node for direct reclaim, the reclaimer's own node
+    /// (`numa_node_id`) for memcg reclaim. `shrink_zones` starts there; the NOPROGRESS
+    /// throttle sleeps and wakes on it.
+    pub zonelist_node: u8,
 }
 
 pub const DEACTIVATE_ANON: u8 = 1;
@@ -120,6 +125,7 @@ impl ScanControl {
             isolated_throttle: None,
             isolated_stalled: false,
             noprogress_throttle: false,
+            zonelist_node: 0,
             cache_trim_mode: false,
             cache_trim_mode_failed: false,
             no_cache_trim_mode: false,
@@ -522,9 +528,12 @@ fn writeback_throttle_sleep(m: &mut Machine, node: u8, timeout: u64) -> u64 {
 /// the one the task was preempted in, if any).
 pub fn try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, preferred: u8) -> u64 {
     let start = m.ctx.elapsed;
-    let mut sc =
-        resumed_scan_control(m, None).unwrap_or_else(|| ScanControl::new(SWAP_CLUSTER_MAX, None));
-    let _ = preferred;
+    let mut sc = resumed_scan_control(m, None).unwrap_or_else(|| {
+        let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, None);
+        // __alloc_pages_direct_reclaim: ac->zonelist, the preferred node's.
+        sc.zonelist_node = preferred;
+        sc
+    });
     // __alloc_pages_direct_reclaim: direct reclaim is a memory stall.
     let stall = m.psi_memstall_enter();
     let r = do_try_to_free_pages(m, pol, &mut sc);
@@ -558,6 +567,8 @@ pub fn try_to_free_mem_cgroup_pages(
         sc.may_swap = may_swap;
         sc.proactive = proactive;
         sc.proactive_swappiness = swappiness;
+        // try_to_free_mem_cgroup_pages: node_zonelist(numa_node_id(), ..).
+        sc.zonelist_node = m.local_node();
         sc
     });
     let r = do_try_to_free_pages(m, pol, &mut sc);
@@ -597,7 +608,8 @@ pub fn do_try_to_free_pages(m: &mut Machine, pol: &mut dyn Policy, sc: &mut Scan
                 break;
             }
             if std::mem::take(&mut sc.noprogress_throttle) {
-                m.begin_throttle_sleep(0, VmscanThrottle::NoProgress, sc.target_mem_cgroup);
+                let node = sc.zonelist_node;
+                m.begin_throttle_sleep(node, VmscanThrottle::NoProgress, sc.target_mem_cgroup);
                 return suspend_reclaim(m, sc);
             }
             if m.preempt_point(pol) {
@@ -640,10 +652,13 @@ fn suspend_reclaim(m: &mut Machine, sc: &mut ScanControl) -> u64 {
     0
 }
 
-/// `shrink_zones`: shrink_node on every node, then `consider_reclaim_throttle`.
+/// `shrink_zones`: shrink_node on every node in the zonelist's order (the reclaimer's
+/// zonelist node first), then `consider_reclaim_throttle`.
 fn shrink_zones(m: &mut Machine, pol: &mut dyn Policy, sc: &mut ScanControl) {
     let before = (sc.nr_reclaimed, sc.nr_scanned);
-    for node in 0..m.nr_nodes() as u8 {
+    let n = m.nr_nodes() as u8;
+    let head = sc.zonelist_node;
+    for node in (0..n).map(|i| (head + i) % n) {
         pol.shrink_node(m, node, sc);
         if sc.isolated_throttle.is_some() {
             return;
@@ -662,16 +677,17 @@ fn consider_reclaim_throttle(
     before: (u64, u64),
 ) {
     let (reclaimed, scanned) = (sc.nr_reclaimed - before.0, sc.nr_scanned - before.1);
+    let node = sc.zonelist_node;
     if reclaimed > scanned / 8 {
-        m.wake_throttle(0, VmscanThrottle::NoProgress);
+        m.wake_throttle(node, VmscanThrottle::NoProgress);
         return;
     }
     if !sc.cgroup_reclaim() && sc.priority == 1 && sc.nr_reclaimed == 0 {
         let reason = VmscanThrottle::NoProgress;
-        if m.throttle_sleep_suspends() && !throttle_skipped(m, pol, 0, reason) {
+        if m.throttle_sleep_suspends() && !throttle_skipped(m, pol, node, reason) {
             sc.noprogress_throttle = true;
         } else {
-            reclaim_throttle(m, pol, 0, reason);
+            reclaim_throttle(m, pol, node, reason);
         }
     }
 }
