@@ -2,6 +2,7 @@
 //! streams of their threads, plus the built-in scenarios.
 
 pub mod appcache;
+pub mod fio_hash;
 pub mod micro;
 pub mod pattern;
 pub mod replay;

@@ -1051,11 +1051,11 @@ pub fn interleave_min_scale(name: &str) -> Option<f64> {
 /// fio-pmem's access distributions (`--random_distribution`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FioDist {
-    /// `random`
+    /// `random`: fio's uniform draws, not hashed.
     Uniform,
-    /// `zipf:0.8`
+    /// `zipf:0.8`, fio's generator and hash (`Pattern::FioZipf`).
     Zipf08,
-    /// `normal:40`, as fio 3.20 and later draw it (`Pattern::FioNormal`).
+    /// `normal:40`, as fio 3.20 and later draw it and hash it (`Pattern::FioNormal`).
     Normal40,
 }
 
@@ -1102,15 +1102,20 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
         device: DeviceProfile::nvme(),
     };
     let size = gib(10.0 / jpc as f64, scale);
+    // fio hashes the skewed draws over the seed's file (`nranges`: 10 or 5 GiB of 4 KiB
+    // blocks), whatever the scale.
+    let nranges = Some(gib(10.0 / jpc as f64, 1.0));
     let pattern = match dist {
         FioDist::Uniform => Pattern::Uniform { pages: size },
-        FioDist::Zipf08 => Pattern::Zipf {
+        FioDist::Zipf08 => Pattern::FioZipf {
             pages: size,
-            s: 0.8,
+            theta: 0.8,
+            nranges,
         },
         FioDist::Normal40 => Pattern::FioNormal {
             pages: size,
             dev_pct: 40,
+            nranges,
         },
     };
     let ts = (0..jobs)
