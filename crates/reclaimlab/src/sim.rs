@@ -1318,6 +1318,12 @@ impl Engine {
                     self.threads[i].marks += 1;
                     continue;
                 }
+                Action::RunFor(ns) => {
+                    let end = t.saturating_add(ns);
+                    let d = &mut self.threads[i].deadline;
+                    *d = Some(d.map_or(end, |d| d.min(end)));
+                    continue;
+                }
                 Action::Barrier { group, parties } => {
                     self.psi_sleep(i, t);
                     self.arrive_at_barrier(i, t, group, parties);

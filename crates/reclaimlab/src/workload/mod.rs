@@ -39,6 +39,9 @@ pub enum Action {
     IoUringIssue,
     /// Sleep: off the CPU for this long (a delay, a pause between rounds).
     Sleep(u64),
+    /// The thread's stream ends this long from now, at its first action boundary from then
+    /// on (a time-based run's `runtime`, counted from when the thread gets here).
+    RunFor(u64),
     /// Wait until an absolute simulated time (trace replay).
     WaitUntil(u64),
     /// munmap part of the process's anonymous area.
@@ -229,6 +232,9 @@ pub enum Step {
     IoUringIssue,
     /// Sleep, off the CPU.
     Sleep(u64),
+    /// End the thread this long from now (see [`Action::RunFor`]): after a barrier every
+    /// thread that passes it runs for the same window, as fio's `--time_based` jobs do.
+    RunFor(u64),
     Barrier {
         group: u16,
         parties: u16,
@@ -834,6 +840,7 @@ impl ScriptIter {
                         Step::Syscall(ns) => Action::Syscall(ns),
                         Step::IoUringIssue => Action::IoUringIssue,
                         Step::Sleep(ns) => Action::Sleep(ns),
+                        Step::RunFor(ns) => Action::RunFor(ns),
                         Step::Barrier { group, parties } => Action::Barrier { group, parties },
                         Step::MunmapAnon { start, len } => Action::MunmapAnon { start, len },
                         Step::OpBegin => Action::OpBegin,
