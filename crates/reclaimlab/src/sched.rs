@@ -162,7 +162,31 @@ impl Sched {
             .find(|&c| self.cpus[c as usize].node == node && self.cpus[c as usize].idle_at(t))
     }
 
-    /// A task that slept (or starts) becomes runnable at `t` (`try_to_wake_up` with
+    /// The runnable tasks of `cpu` at `t`: its queue, and the one running or about to go on.
+    fn nr_running(&self, cpu: usize, t: u64) -> usize {
+        let c = &self.cpus[cpu];
+        c.queue.len() + usize::from(c.running || c.busy_until > t || c.curr_continues)
+    }
+
+    /// A new task starts at `t`, forked on `parent` (`wake_up_new_task`: `select_task_rq_fair`
+    /// with SD_BALANCE_FORK, `find_idlest_cpu`): it goes to the CPU of `parent`'s node with
+    /// the fewest runnable tasks, `parent` itself on a tie, then the next ones after it.
+    pub fn fork(&mut self, task: u32, parent: u32, t: u64) -> Placement {
+        let n = self.nr_cpus();
+        let parent = parent.min(n - 1);
+        let node = self.cpus[parent as usize].node;
+        let idlest = (0..n)
+            .map(|k| (parent + k) % n)
+            .filter(|&c| self.cpus[c as usize].node == node)
+            .min_by_key(|&c| self.nr_running(c as usize, t))
+            .unwrap_or(parent);
+        if idlest != parent {
+            self.stats.migrations += 1;
+        }
+        self.place_on(task, idlest, t)
+    }
+
+    /// A task that slept becomes runnable at `t` (`try_to_wake_up` with
     /// `select_task_rq_fair`): its previous CPU if idle, else an idle CPU of the same node,
     /// else it waits on its previous CPU and preempts the task there at its next step.
     pub fn wake(&mut self, task: u32, prev: u32, t: u64) -> Placement {
@@ -173,6 +197,15 @@ impl Sched {
         if let Some(c) = self.idle_sibling(prev, t) {
             self.stats.migrations += 1;
             return Placement::Run { cpu: c };
+        }
+        self.place_on(task, prev, t)
+    }
+
+    /// A runnable task goes to `cpu`: it runs there if the CPU is idle, else it waits in its
+    /// queue and preempts the task there at its next step (`wakeup_preempt`).
+    fn place_on(&mut self, task: u32, prev: u32, t: u64) -> Placement {
+        if self.cpus[prev as usize].idle_at(t) {
+            return Placement::Run { cpu: prev };
         }
         let cpu = &mut self.cpus[prev as usize];
         cpu.queue.push_back((task, t));
@@ -261,10 +294,13 @@ impl Sched {
         if c.curr != Some(task) {
             self.stats.context_switches += 1;
         }
+        // A task that a kernel thread preempted goes on with what was left of its slice.
+        if c.curr != Some(task) || c.slice_end <= t {
+            c.slice_end = t + slice;
+        }
         c.curr = Some(task);
         c.curr_continues = true;
         c.busy_until = t;
-        c.slice_end = t + slice;
         c.need_resched = false;
         Dispatch::Run {
             task,
@@ -517,6 +553,68 @@ mod tests {
                 waited: 10_000
             }
         );
+    }
+
+    /// `wake_up_new_task` spreads new tasks over the least loaded CPUs of the parent's node
+    /// (`find_idlest_cpu`): four CPU-bound tasks forked on CPU 0 of a two-CPU node end two
+    /// per CPU, where placing each on its parent's CPU queued three there.
+    #[test]
+    fn new_tasks_go_to_the_least_loaded_cpu_of_the_node() {
+        let mut s = Sched::new(4, 2, Kernel::V6_12);
+        let mut on = Vec::new();
+        for task in 0..4 {
+            let cpu = match s.fork(task, 0, 10 * task as u64) {
+                Placement::Run { cpu } => {
+                    s.ran(task, cpu, 10 * task as u64, 1_000_000, true);
+                    cpu
+                }
+                Placement::Wait { cpu, .. } => cpu,
+            };
+            on.push(cpu);
+        }
+        // Parent's CPU first on a tie, never node 1's CPUs 2-3.
+        assert_eq!(on, [0, 1, 0, 1]);
+        assert_eq!(s.stats.migrations, 2);
+    }
+
+    /// A task a kernel thread preempted goes on with what was left of its slice
+    /// (`check_preempt_tick` measures the slice in the task's own runtime; the kernel thread's
+    /// time is not the task's): a fresh slice after every kernel-thread burst let the task on
+    /// a CPU kswapd kept visiting keep it, while the one queued behind it starved.
+    #[test]
+    fn a_kernel_thread_does_not_give_the_preempted_task_a_new_slice() {
+        let mut s = Sched::new(1, 1, Kernel::V6_12);
+        let slice = s.slice(2);
+        s.wake(0, 0, 0);
+        s.ran(0, 0, 0, 100, true);
+        assert!(matches!(s.wake(1, 0, 50), Placement::Wait { .. }));
+        // Task 1 waits; task 0 yields to it, then task 1 runs its slice from 100 ns.
+        assert!(matches!(s.resume(0, 0, 100), Placement::Wait { .. }));
+        assert!(matches!(s.dispatch(0, 100), Dispatch::Run { task: 1, .. }));
+        s.ran(1, 0, 100, 100, true);
+        // kswapd takes the CPU for 1 us at 200 ns; task 1 goes on after it.
+        s.reserve(0, 200, 1_000);
+        assert!(matches!(
+            s.resume(1, 0, 200),
+            Placement::Wait {
+                dispatch: Some(1_200),
+                ..
+            }
+        ));
+        assert!(matches!(
+            s.dispatch(0, 1_200),
+            Dispatch::Run { task: 1, .. }
+        ));
+        // It keeps the CPU until its first slice ends (100 ns + slice), not 1.2 us + slice.
+        let mut t = 1_200;
+        loop {
+            s.ran(1, 0, t, 100, true);
+            t += 100;
+            if let Placement::Wait { .. } = s.resume(1, 0, t) {
+                break;
+            }
+        }
+        assert_eq!(t, 100 + slice);
     }
 
     #[test]

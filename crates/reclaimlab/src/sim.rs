@@ -247,8 +247,12 @@ struct Thread {
     daemon: bool,
     /// Barrier groups this thread takes part in.
     barrier_groups: Vec<u16>,
-    /// The thread stops at this simulated time (`Stream::Until`).
+    /// The thread stops at this simulated time (`Stream::Until`, `Action::RunFor`).
     deadline: Option<u64>,
+    /// Operations that begin before this time are not counted (`Action::Ramp`).
+    ramp_until: Option<u64>,
+    /// The thread has started (its first placement was a fork's, `Sched::fork`).
+    forked: bool,
     /// Start of the operation in progress (`Action::OpBegin`).
     op_start: Option<u64>,
     /// Completed operations (`Action::OpEnd`) and their durations.
@@ -809,6 +813,8 @@ impl Engine {
                 daemon: t.stream.is_background(),
                 barrier_groups: t.stream.barrier_groups(),
                 deadline: t.stream.deadline(),
+                ramp_until: None,
+                forked: false,
                 op_start: None,
                 ops: 0,
                 op_hist: LatencyHist::default(),
@@ -1119,6 +1125,8 @@ impl Engine {
             let (task, cpu) = (i as u32, th.cpu);
             if std::mem::take(&mut th.continuing) {
                 self.sched.resume(task, cpu, t)
+            } else if !std::mem::replace(&mut th.forked, true) {
+                self.sched.fork(task, cpu, t)
             } else {
                 self.sched.wake(task, cpu, t)
             }
@@ -1318,6 +1326,10 @@ impl Engine {
                     self.threads[i].marks += 1;
                     continue;
                 }
+                Action::Ramp(ns) => {
+                    self.threads[i].ramp_until = Some(t.saturating_add(ns));
+                    continue;
+                }
                 Action::RunFor(ns) => {
                     let end = t.saturating_add(ns);
                     let d = &mut self.threads[i].deadline;
@@ -1331,6 +1343,11 @@ impl Engine {
                 Action::OpBegin => {
                     // The operation began when the thread became runnable for it.
                     let begin = self.threads[i].ready_at.min(t);
+                    if self.threads[i].ramp_until.is_some_and(|r| begin < r) {
+                        // A warm-up's operation: it runs, uncounted.
+                        self.threads[i].op_start = None;
+                        continue;
+                    }
                     self.threads[i].op_start = Some(begin);
                     let w = self.op_window.get_or_insert((begin, begin));
                     w.0 = w.0.min(begin);

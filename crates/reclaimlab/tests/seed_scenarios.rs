@@ -8,8 +8,9 @@ use reclaimlab::workload::appcache::{AppCacheStats, AppCacheStep, AppCacheWork};
 use reclaimlab::workload::micro;
 use reclaimlab::workload::seeds::{
     fio_pmem_with, FioDist, ANDROID_APPS, CHROME_ITERATIONS, CHROME_MEMCGS, CHROME_PAIRS_PER_MEMCG,
-    FIO_IO_URING_REQUEST_SYS_NS, FIO_PMEM_INTERLEAVE_MIN_SCALE, FIO_PMEM_RUNTIME_S,
-    FIO_REQUEST_USER_NS, KBUILD_JOBS, KBUILD_PARALLEL, SEED_002_LRU_ADD_HOLD_NS,
+    FIO_IO_URING_REQUEST_SYS_NS, FIO_PMEM_INTERLEAVE_MIN_SCALE, FIO_PMEM_RAMP_TIME_S,
+    FIO_PMEM_RUNTIME_S, FIO_REQUEST_USER_NS, KBUILD_JOBS, KBUILD_PARALLEL,
+    SEED_002_LRU_ADD_HOLD_NS,
 };
 use reclaimlab::workload::{Action, ActionSource, RunShare, Scenario, Step, Stream, StreamIter};
 
@@ -720,8 +721,8 @@ fn fio_pmem_reads_files_twice_memory() {
     assert!(vm(&r, "pgpgin") > 0 && vm(&r, "pgsteal_kswapd") + vm(&r, "pgsteal_direct") > 0);
     let req = r.requests.unwrap();
     assert!(req.latency.p99_ns >= req.latency.p50_ns && req.per_sec > 0.0);
-    // Time-based: the jobs read side by side for the seed's 10 min times the scale after the
-    // last one has ramped, and end together.
+    // Time-based: the jobs read side by side, and their requests count for the seed's 10 min
+    // runtime times the scale, after its 20 min ramp; they end together.
     let runtime = (FIO_PMEM_RUNTIME_S / 2048.0 * 1e9) as u64;
     assert!(
         req.window_ns.abs_diff(runtime) < runtime / 100,
@@ -761,33 +762,21 @@ fn fio_pmem_skewed_cells_miss_as_fios_hashed_draws_make_them() {
     assert!((0.07..0.13).contains(&normal), "normal {normal}");
 }
 
-/// Each timed fio-pmem request spends fio's user CPU before it and io_uring's kernel CPU
-/// inside it (the seed's command line measured, `scripts/calibrate-fio.sh`), besides the read
-/// itself; the ramp's reads spend neither. The thread's CPU adds up to what its accesses and
-/// these steps spent.
+/// Each fio-pmem request spends fio's user CPU before it and io_uring's kernel CPU inside it
+/// (the seed's command line measured, `scripts/calibrate-fio.sh`), besides the read itself,
+/// the ramp's requests too (fio's `--ramp_time` runs the same requests, uncounted). The
+/// thread's CPU adds up to what its accesses and these steps spent.
 #[test]
 fn fio_pmem_requests_spend_fios_and_io_urings_cpu() {
     let scn = micro::builtin("fio-pmem", 1.0 / 2048.0).unwrap();
     let mut share = RunShare::default();
     let mut it = StreamIter::new(&scn.threads[0].stream, 0, &mut share);
-    let mut ramp = 0u64;
-    let (mut barrier, mut run_for) = (false, false);
-    loop {
-        match it.next_action().unwrap() {
-            Action::Access { via: Via::Fd, .. } => ramp += 1,
-            Action::Barrier { parties: 40, .. } if !barrier => barrier = true,
-            Action::RunFor(ns) if barrier && !run_for => {
-                assert_eq!(ns, (FIO_PMEM_RUNTIME_S / 2048.0 * 1e9) as u64);
-                run_for = true;
-            }
-            Action::Think(ns) if run_for => {
-                assert_eq!(ns, FIO_REQUEST_USER_NS);
-                break;
-            }
-            a => panic!("unexpected in the ramp: {a:?}"),
-        }
-    }
-    assert_eq!(ramp, 2 * scn.files[0].pages, "a ramp of two file sizes");
+    // Time-based: the seed's 20 min ramp and 10 min runtime times the scale, from the start.
+    let secs = |s: f64| (s / 2048.0 * 1e9) as u64;
+    let (ramp, runtime) = (secs(FIO_PMEM_RAMP_TIME_S), secs(FIO_PMEM_RUNTIME_S));
+    assert_eq!(it.next_action(), Some(Action::RunFor(ramp + runtime)));
+    assert_eq!(it.next_action(), Some(Action::Ramp(ramp)));
+    assert_eq!(it.next_action(), Some(Action::Think(FIO_REQUEST_USER_NS)));
     assert_eq!(it.next_action(), Some(Action::OpBegin));
     assert_eq!(
         it.next_action(),
@@ -805,26 +794,24 @@ fn fio_pmem_requests_spend_fios_and_io_urings_cpu() {
     assert_eq!(it.next_action(), Some(Action::OpEnd));
 
     let cost = reclaimlab::machine::config::CostProfile::default();
-    // The run ends `runtime` after the ramp, inside a request or between two: the accesses
-    // are the ramp's, one per request, and the one of a request cut short if there is one.
+    // Every read is a request, the ramp's too (they run, uncounted); the run ends inside a
+    // request or between two, so fio's user time was spent once per read or once more.
     let check = |r: &RunResult, punt: u64| {
         let t = &r.threads[0];
-        let (accesses, requests) = (t.accesses, t.requests);
-        let cut = accesses - requests - ramp;
-        assert!(cut <= 1, "{cut} accesses beyond the ramp's and the requests'");
-        assert_eq!(
-            t.cpu.user_ns,
-            accesses * cost.cpu_access_ns + (requests + cut) * FIO_REQUEST_USER_NS,
-            "user time: every access's, and fio's per request"
+        let reads = t.accesses;
+        assert!(t.requests < reads, "the ramp's requests are not counted");
+        let fio_user = t.cpu.user_ns - reads * cost.cpu_access_ns;
+        assert!(
+            fio_user == reads * FIO_REQUEST_USER_NS
+                || fio_user == (reads + 1) * FIO_REQUEST_USER_NS,
+            "user time: every access's, and fio's per request ({fio_user})"
         );
         assert!(
-            t.cpu.sys_ns
-                >= accesses * cost.fd_syscall_ns
-                    + requests * (FIO_IO_URING_REQUEST_SYS_NS + punt),
+            t.cpu.sys_ns >= reads * (cost.fd_syscall_ns + FIO_IO_URING_REQUEST_SYS_NS + punt),
             "sys time holds every read's system call and io_uring's part, with the punt {punt}"
         );
     };
-    // 6.1 punts every timed read to io-wq (pmem has no QUEUE_FLAG_NOWAIT); 7.2 reads inline.
+    // 6.1 punts every read to io-wq (pmem has no QUEUE_FLAG_NOWAIT); 7.2 reads inline.
     assert_eq!(scn.machine.cost.lru_lock_hold_ns, SEED_002_LRU_ADD_HOLD_NS);
     check(&go(&scn, mglru()), 0);
     check(&go(&scn, "mglru:6.1".parse().unwrap()), cost.io_wq_punt_ns);

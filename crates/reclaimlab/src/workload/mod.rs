@@ -42,6 +42,9 @@ pub enum Action {
     /// The thread's stream ends this long from now, at its first action boundary from then
     /// on (a time-based run's `runtime`, counted from when the thread gets here).
     RunFor(u64),
+    /// The timed operations that begin within this long from now are a warm-up's: they run
+    /// but are not counted (fio's `--ramp_time`).
+    Ramp(u64),
     /// Wait until an absolute simulated time (trace replay).
     WaitUntil(u64),
     /// munmap part of the process's anonymous area.
@@ -232,9 +235,13 @@ pub enum Step {
     IoUringIssue,
     /// Sleep, off the CPU.
     Sleep(u64),
-    /// End the thread this long from now (see [`Action::RunFor`]): after a barrier every
-    /// thread that passes it runs for the same window, as fio's `--time_based` jobs do.
+    /// End the thread this long from now (see [`Action::RunFor`]): threads that start
+    /// together, or leave a barrier together, run for the same window, as fio's
+    /// `--time_based` jobs do.
     RunFor(u64),
+    /// Operations that begin within this long from now are not counted (see
+    /// [`Action::Ramp`]).
+    Ramp(u64),
     Barrier {
         group: u16,
         parties: u16,
@@ -841,6 +848,7 @@ impl ScriptIter {
                         Step::IoUringIssue => Action::IoUringIssue,
                         Step::Sleep(ns) => Action::Sleep(ns),
                         Step::RunFor(ns) => Action::RunFor(ns),
+                        Step::Ramp(ns) => Action::Ramp(ns),
                         Step::Barrier { group, parties } => Action::Barrier { group, parties },
                         Step::MunmapAnon { start, len } => Action::MunmapAnon { start, len },
                         Step::OpBegin => Action::OpBegin,

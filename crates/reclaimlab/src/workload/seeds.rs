@@ -1059,10 +1059,10 @@ pub enum FioDist {
     Normal40,
 }
 
+/// fio's `--ramp_time` in seed 002's command line (20 min), in seconds at scale 1.
+pub const FIO_PMEM_RAMP_TIME_S: f64 = 1200.0;
 /// fio's `--runtime` in seed 002's command line (10 min), in seconds at scale 1.
 pub const FIO_PMEM_RUNTIME_S: f64 = 600.0;
-/// The barrier fio-pmem's jobs meet at after their ramp.
-const FIO_PMEM_RAMP_BARRIER: u16 = 0;
 
 /// `fio-pmem` (seed 002, Shuang Zhai's benchmark), uniform and 1 job per CPU.
 pub fn fio_pmem(scale: f64) -> Scenario {
@@ -1077,13 +1077,13 @@ pub fn fio_pmem(scale: f64) -> Scenario {
 /// does buffered 4 KiB random reads (read(), the page cache; one-page requests, `bs=4k`) with
 /// the chosen distribution, on a file it advised POSIX_FADV_RANDOM (fio's `fadvise_hint`
 /// defaults to 1, which for `rw=randread` is POSIX_FADV_RANDOM: no readahead):
-/// a ramp of 2 file sizes (the seed's 20 min ramp fills the cache; two passes fill the
-/// model's), then, from when the last job has ramped, timed reads for the seed's 10 min
-/// runtime times the scale, all jobs side by side as fio's `--time_based` jobs run (each
-/// read a request; MiB/s = `requests.per_sec` / 256, p99 = `requests.latency.p99_ns`).
-/// Scaling the runtime with the files keeps the passes over each file the seed's at the
-/// seed's rate (about 12 at 54k requests/s per job). Until stop 39 each job did 8 file
-/// sizes of timed reads and the jobs ended apart.
+/// time-based as fio's `--time_based` jobs run, all side by side from the start: the seed's
+/// 20 min ramp, whose requests are not counted, then its 10 min runtime, both times the
+/// scale (each read a request; MiB/s = `requests.per_sec` / 256, p99 =
+/// `requests.latency.p99_ns`). Scaling the times with the files keeps the passes over each
+/// file the seed's at the seed's rate (about 12 in the runtime at 54k requests/s per job).
+/// Until stop 39 each job read 2 file sizes of ramp, then 8 of timed reads, and the jobs
+/// ended apart; the ramp's reads did not pay fio's and io_uring's CPU.
 ///
 /// Each timed request also costs what fio and io_uring spend besides the page cache's
 /// lookup and copy, measured with the seed's command line ([`FIO_REQUEST_USER_NS`],
@@ -1127,8 +1127,9 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
             nranges,
         },
     };
-    // fio's `--runtime=10m` (seed 002 line 476), scaled with the files as the ramp's counts
-    // are, so that each job reads its file as many times over at the seed's rate.
+    // fio's `--ramp_time=20m --runtime=10m --time_based` (seed 002 line 476), scaled with the
+    // files, so that each job reads its file as many times over at the seed's rate.
+    let ramp = (FIO_PMEM_RAMP_TIME_S * scale * SEC as f64) as u64;
     let runtime = (FIO_PMEM_RUNTIME_S * scale * SEC as f64) as u64;
     let ts = (0..jobs)
         .map(|j| {
@@ -1136,16 +1137,7 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
                 j,
                 j as u32 % cpus,
                 script(
-                    vec![
-                        Step::Phase(Phase::new(pattern.clone(), Target::fd(j), 0, 2 * size)),
-                        // `--time_based`: the jobs end their ramp together and run for
-                        // `runtime` side by side.
-                        Step::Barrier {
-                            group: FIO_PMEM_RAMP_BARRIER,
-                            parties: jobs as u16,
-                        },
-                        Step::RunFor(runtime),
-                    ],
+                    vec![Step::RunFor(ramp + runtime), Step::Ramp(ramp)],
                     vec![
                         Step::Think(FIO_REQUEST_USER_NS),
                         Step::OpBegin,
