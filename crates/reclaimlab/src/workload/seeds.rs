@@ -1019,10 +1019,12 @@ pub const SEED_002_LRU_ADD_HOLD_NS: u64 = 225;
 /// The smallest scale at which fio-pmem's reclaimers may run inside each other's batches
 /// (`--interleave auto`; docs/model.md §1, "When it is on"): 1/1024. Its memory is page cache
 /// (files twice its size) and under `classic:6.1` the inactive file list ends its default run
-/// (1/512, seed 1) at 56,449 pages, 58% of the file LRU: an eighth of it, 7,056 pages, is the
-/// limit, and the 40 jobs and kswapd holding a batch each isolate 1,312 pages, 19% (37% at
-/// 1/1024, 75% at 1/2048; seed 002's machine: under 1%). The seed's 80-job cells
-/// (`fio_pmem_with(.., 2)`) end with 27,813 inactive pages at 1/512 and 2,592 isolated, 75%:
+/// (1/512, seed 1) at 57,020 pages (56,449 with the count-based jobs before stop 39), 58% of
+/// the file LRU: an eighth of it, 7,127 pages, is the limit, and the 40 jobs and kswapd
+/// holding a batch each isolate 1,312 pages, 18% (37% at 1/1024, 75% at 1/2048; seed 002's
+/// machine: under 1%). The seed's 80-job cells
+/// (`fio_pmem_with(.., 2)`) ended with 27,813 inactive pages at 1/512 and 2,592 isolated, 75%
+/// (stop 38, count-based jobs):
 /// under the limit (no run of theirs is throttled) but over half of it. 6.1's MGLRU
 /// (`evict_folios`) does not check `too_many_isolated`.
 pub const FIO_PMEM_INTERLEAVE_MIN_SCALE: f64 = 1.0 / 1024.0;
