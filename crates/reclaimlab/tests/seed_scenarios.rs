@@ -8,8 +8,8 @@ use reclaimlab::workload::appcache::{AppCacheStats, AppCacheStep, AppCacheWork};
 use reclaimlab::workload::micro;
 use reclaimlab::workload::seeds::{
     fio_pmem_with, FioDist, ANDROID_APPS, CHROME_ITERATIONS, CHROME_MEMCGS, CHROME_PAIRS_PER_MEMCG,
-    FIO_IO_URING_REQUEST_SYS_NS, FIO_PMEM_INTERLEAVE_MIN_SCALE, FIO_PMEM_RAMP_TIME_S,
-    FIO_PMEM_RUNTIME_S, FIO_REQUEST_USER_NS, KBUILD_JOBS, KBUILD_PARALLEL,
+    FIO_IO_URING_REQUEST_SYS_NS, FIO_MMAP_RUNTIME_S, FIO_PMEM_INTERLEAVE_MIN_SCALE,
+    FIO_PMEM_RAMP_TIME_S, FIO_PMEM_RUNTIME_S, FIO_REQUEST_USER_NS, KBUILD_JOBS, KBUILD_PARALLEL,
     SEED_002_LRU_ADD_HOLD_NS,
 };
 use reclaimlab::workload::{Action, ActionSource, RunShare, Scenario, Step, Stream, StreamIter};
@@ -580,8 +580,25 @@ fn fio_mmap_reads_through_mapping_faults() {
         memcg_stat(&r, "/fio", "pgsteal") > 0,
         "the 10 GiB memcg recycles the cache"
     );
+    // Time-based: the seed's 1 min ramp (uncounted) and 5 min runtime times the scale; every
+    // job reads until the end.
     let req = r.requests.unwrap();
-    assert_eq!(req.total, 16 * 10 * (3 * 262_144 / 512));
+    let runtime = (FIO_MMAP_RUNTIME_S / 512.0 * 1e9) as u64;
+    assert!(
+        req.window_ns.abs_diff(runtime) < runtime / 100,
+        "{}",
+        req.window_ns
+    );
+    let ends: Vec<u64> = r.threads.iter().map(|t| t.finish_ns).collect();
+    let spread = ends.iter().max().unwrap() - ends.iter().min().unwrap();
+    assert!(
+        spread < 1_000_000 + reclaimlab::sim::TASK_START_JITTER_NS,
+        "{spread}"
+    );
+    assert!(r
+        .threads
+        .iter()
+        .all(|t| t.requests > 0 && t.requests < t.accesses));
 }
 
 /// The model has no per-memcg dirty limit (cgroup writeback's memcg domain in

@@ -584,28 +584,38 @@ pub fn mysql_ro(scale: f64) -> Scenario {
 /// 1.57-1.60 ms on a 2-socket Xeon Silver 4214R (dec25.sb.socket.my). docs/scenarios.md.
 pub const MYSQL_RO_CPU_PER_TRANSACTION_NS: u64 = 1_200 * US;
 
+/// fio's `--ramp_time` in seed 000's fio-mmap command line (1 min), in seconds at scale 1.
+pub const FIO_MMAP_RAMP_TIME_S: f64 = 60.0;
+/// fio's `--runtime` in seed 000's fio-mmap command line (5 min), in seconds at scale 1.
+pub const FIO_MMAP_RUNTIME_S: f64 = 300.0;
+
 /// `fio-mmap` (seeds 000, 001): fio randread with the mmap engine on a ramdisk.
 ///
 /// Scale 1: the series' test machine (2 nodes of 64 GiB, 96 CPUs); the files on a 64 GiB
 /// ramdisk (brd: 2 us per request); no swap (not mentioned); memcg `/fio` with memory.max
 /// 10 GiB; 16 jobs, each a process mapping its own 3 GiB file (MAP_SHARED) and reading
-/// random 4 KiB pages (`--norandommap`, uniform). Time-based runs become read counts: a ramp of
-/// 2 file sizes per job, then 10 file sizes per job of timed reads (each read a request;
-/// MB/s = `requests.per_sec` x 4096 / 1e6).
+/// random 4 KiB pages (`--norandommap`, uniform), time-based as fio ran them, all jobs side by
+/// side from the start: the seed's 1 min ramp, whose reads are not counted, then its 5 min
+/// runtime, both times the scale (each read a request; MB/s = `requests.per_sec` x 4096 /
+/// 1e6). Until stop 39 the jobs read counts (2 file sizes of ramp, 10 timed) and ended apart,
+/// and in the last milliseconds the jobs still reading had the memcg to themselves.
 ///
 /// fio's mmap engine madvises the mapping of a random job MADV_RANDOM (its `fadvise_hint`
 /// option, on by default; engines/mmap.c), so there is no read-around, and from v6.12 neither
 /// `folio_referenced` nor MGLRU's walk counts references through it (`vma_has_recency`);
 /// fault-around still maps cached neighbours.
 ///
-/// Left out: fio's memcpy of the 4 KiB (its CPU cost is the per-access cost), the 1 min /
-/// 5 min durations.
+/// Left out: fio's memcpy of the 4 KiB (its CPU cost is the per-access cost).
 pub fn fio_mmap(scale: f64) -> Scenario {
     let jobs = 16usize;
     let mut mc = machine(2, 64.0, 96, scale);
     mc.file_device = DeviceProfile::ramdisk();
     mc.memcgs = vec![MemcgConfig::new("/fio").with_max(gib(10.0, scale))];
     let size = gib(3.0, scale);
+    // fio's `--ramp_time=1m --runtime=5m --time_based` (seed 000 line 157), scaled with the
+    // files, so that each job reads its file as many times over at the seed's rate.
+    let ramp = (FIO_MMAP_RAMP_TIME_S * scale * SEC as f64) as u64;
+    let runtime = (FIO_MMAP_RUNTIME_S * scale * SEC as f64) as u64;
     let ts = (0..jobs)
         .map(|j| {
             let uniform = Pattern::Uniform { pages: size };
@@ -613,18 +623,13 @@ pub fn fio_mmap(scale: f64) -> Scenario {
                 j,
                 j as u32 * 6 % 96,
                 script(
-                    vec![Step::Phase(Phase::new(
-                        uniform.clone(),
-                        Target::mmap(j),
-                        0,
-                        2 * size,
-                    ))],
+                    vec![Step::RunFor(ramp + runtime), Step::Ramp(ramp)],
                     vec![
                         Step::OpBegin,
                         Step::Phase(Phase::new(uniform, Target::mmap(j), 0, 1)),
                         Step::OpEnd,
                     ],
-                    10 * size,
+                    u64::MAX,
                 ),
             )
         })
