@@ -191,12 +191,11 @@ impl Sched {
     /// else it waits on its previous CPU and preempts the task there at its next step.
     pub fn wake(&mut self, task: u32, prev: u32, t: u64) -> Placement {
         let prev = prev.min(self.nr_cpus() - 1);
-        if self.cpus[prev as usize].idle_at(t) {
-            return Placement::Run { cpu: prev };
-        }
-        if let Some(c) = self.idle_sibling(prev, t) {
-            self.stats.migrations += 1;
-            return Placement::Run { cpu: c };
+        if !self.cpus[prev as usize].idle_at(t) {
+            if let Some(c) = self.idle_sibling(prev, t) {
+                self.stats.migrations += 1;
+                return Placement::Run { cpu: c };
+            }
         }
         self.place_on(task, prev, t)
     }

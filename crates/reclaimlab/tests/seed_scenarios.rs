@@ -582,19 +582,7 @@ fn fio_mmap_reads_through_mapping_faults() {
     );
     // Time-based: the seed's 1 min ramp (uncounted) and 5 min runtime times the scale; every
     // job reads until the end.
-    let req = r.requests.unwrap();
-    let runtime = (FIO_MMAP_RUNTIME_S / 512.0 * 1e9) as u64;
-    assert!(
-        req.window_ns.abs_diff(runtime) < runtime / 100,
-        "{}",
-        req.window_ns
-    );
-    let ends: Vec<u64> = r.threads.iter().map(|t| t.finish_ns).collect();
-    let spread = ends.iter().max().unwrap() - ends.iter().min().unwrap();
-    assert!(
-        spread < 1_000_000 + reclaimlab::sim::TASK_START_JITTER_NS,
-        "{spread}"
-    );
+    assert_time_based(&r, (FIO_MMAP_RUNTIME_S / 512.0 * 1e9) as u64);
     assert!(r
         .threads
         .iter()
@@ -736,15 +724,20 @@ fn fio_pmem_reads_files_twice_memory() {
     assert_eq!(scn.machine.file_device.name, "pmem");
     let r = go(&scn, classic());
     assert!(vm(&r, "pgpgin") > 0 && vm(&r, "pgsteal_kswapd") + vm(&r, "pgsteal_direct") > 0);
-    let req = r.requests.unwrap();
+    let req = r.requests.as_ref().unwrap();
     assert!(req.latency.p99_ns >= req.latency.p50_ns && req.per_sec > 0.0);
     // Time-based: the jobs read side by side, and their requests count for the seed's 10 min
     // runtime times the scale, after its 20 min ramp; they end together.
-    let runtime = (FIO_PMEM_RUNTIME_S / 2048.0 * 1e9) as u64;
+    assert_time_based(&r, (FIO_PMEM_RUNTIME_S / 2048.0 * 1e9) as u64);
+}
+
+/// A run of fio's `--time_based` jobs: the requests counted span `runtime` (to 1%), and the
+/// jobs end within 1 ms of each other.
+fn assert_time_based(r: &RunResult, runtime: u64) {
+    let window = r.requests.as_ref().unwrap().window_ns;
     assert!(
-        req.window_ns.abs_diff(runtime) < runtime / 100,
-        "window {} runtime {runtime}",
-        req.window_ns
+        window.abs_diff(runtime) < runtime / 100,
+        "window {window} runtime {runtime}"
     );
     let ends: Vec<u64> = r.threads.iter().map(|t| t.finish_ns).collect();
     let spread = ends.iter().max().unwrap() - ends.iter().min().unwrap();

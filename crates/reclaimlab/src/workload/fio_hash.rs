@@ -80,29 +80,28 @@ impl FioHashFold {
             return FioHashFold::default();
         }
         let n = nranges as u128;
-        let wrap = 1u128 << 64;
+        // 2^64 mod nranges: D_j − 2^64 ≡ 0 when D_j leaves this remainder. It is not 0, as
+        // nranges is not a power of two here (m > 1 whenever the loop runs), so at most one
+        // of the two conditions holds for each distance.
+        let wrap_rem = (1u128 << 64) % n;
         let mut collisions = Vec::new();
         for j in 1..m {
             let add = ((j as u128) << k).wrapping_mul(FIO_GOLDEN_RATIO_64 as u128) as u64;
+            let rem = add as u128 % n;
+            let on_wrap = match rem {
+                0 => false,
+                r if r == wrap_rem => true,
+                _ => continue,
+            };
             let delta = (j as u128 * pages as u128 + m as u128 / 2) / m as u128;
             if delta == 0 || delta >= pages as u128 {
                 continue;
             }
-            let delta = delta as u64;
-            if (add as u128).is_multiple_of(n) {
-                collisions.push(Collision {
-                    delta,
-                    add,
-                    on_wrap: false,
-                });
-            }
-            if add as u128 % n == wrap % n {
-                collisions.push(Collision {
-                    delta,
-                    add,
-                    on_wrap: true,
-                });
-            }
+            collisions.push(Collision {
+                delta: delta as u64,
+                add,
+                on_wrap,
+            });
         }
         FioHashFold {
             collisions,

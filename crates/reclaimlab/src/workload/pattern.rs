@@ -345,13 +345,11 @@ enum Gen {
         pages: u64,
         /// The jitter's width (`gs->stddev`).
         width: u64,
-        fold: FioHashFold,
-        perm: Permutation,
+        scatter: FioScatter,
     },
     FioZipf {
         zipf: FioZipf,
-        fold: FioHashFold,
-        perm: Permutation,
+        scatter: FioScatter,
     },
     Blocks {
         of: Box<Gen>,
@@ -411,8 +409,7 @@ impl Gen {
             } => Gen::FioNormal {
                 pages,
                 width: fio_gauss_width(pages, dev_pct),
-                fold: FioHashFold::new(pages, nranges.unwrap_or(pages)),
-                perm: Permutation::new(pages),
+                scatter: FioScatter::new(pages, nranges),
             },
             Pattern::FioZipf {
                 pages,
@@ -420,8 +417,7 @@ impl Gen {
                 nranges,
             } => Gen::FioZipf {
                 zipf: FioZipf::new(pages, theta),
-                fold: FioHashFold::new(pages, nranges.unwrap_or(pages)),
-                perm: Permutation::new(pages),
+                scatter: FioScatter::new(pages, nranges),
             },
             Pattern::Blocks {
                 ref of,
@@ -463,12 +459,9 @@ impl Gen {
             Gen::FioNormal {
                 pages,
                 width,
-                fold,
-                perm,
-            } => perm.apply(fold.block(fio_gauss_value(rng, *pages, *width))),
-            Gen::FioZipf { zipf, fold, perm } => {
-                perm.apply(fold.block(zipf.rank(rng.random::<f64>())))
-            }
+                scatter,
+            } => scatter.apply(fio_gauss_value(rng, *pages, *width)),
+            Gen::FioZipf { zipf, scatter } => scatter.apply(zipf.rank(rng.random::<f64>())),
             Gen::Blocks {
                 of,
                 block_pages,
@@ -593,6 +586,29 @@ fn sysbench_special(rng: &mut ChaCha8Rng, pages: u64) -> u64 {
         rnd * (band + 1.0) + t / 2.0 - t * SB_RAND_SPEC_PCT / 200.0
     };
     (v as u64).min(pages - 1)
+}
+
+/// fio's scatter of a skewed draw over the blocks (`__hash_u64(v) % nranges`): the values
+/// fio's hash would merge at `nranges` blocks folded together ([`FioHashFold`]; `None`: fio
+/// over `pages`), then spread by the fixed permutation of [`Pattern::Zipf`].
+#[derive(Clone, Debug)]
+struct FioScatter {
+    fold: FioHashFold,
+    perm: Permutation,
+}
+
+impl FioScatter {
+    fn new(pages: u64, nranges: Option<u64>) -> FioScatter {
+        FioScatter {
+            fold: FioHashFold::new(pages, nranges.unwrap_or(pages)),
+            perm: Permutation::new(pages),
+        }
+    }
+
+    /// The page value `v` reads.
+    fn apply(&self, v: u64) -> u64 {
+        self.perm.apply(self.fold.block(v))
+    }
 }
 
 /// How many draws fio's `gauss_next` averages (`GAUSS_ITERS`).

@@ -152,6 +152,16 @@ fn script(setup: Vec<Step>, steps: Vec<Step>, rounds: u64) -> Stream {
     })
 }
 
+/// The setup of a fio job run with `--ramp_time=RAMP --runtime=RUNTIME --time_based` (both in
+/// seconds at scale 1): the thread's requests begun in the ramp are not counted, and it ends
+/// after both. The times are scaled with the files, so that each job reads its file as many
+/// times over as the seed's did at the seed's rate.
+fn fio_time_based(ramp_s: f64, runtime_s: f64, scale: f64) -> Vec<Step> {
+    let ramp = (ramp_s * scale * SEC as f64) as u64;
+    let runtime = (runtime_s * scale * SEC as f64) as u64;
+    vec![Step::RunFor(ramp + runtime), Step::Ramp(ramp)]
+}
+
 fn thread(proc: usize, cpu: u32, stream: Stream) -> ThreadSpec {
     ThreadSpec { proc, cpu, stream }
 }
@@ -612,10 +622,6 @@ pub fn fio_mmap(scale: f64) -> Scenario {
     mc.file_device = DeviceProfile::ramdisk();
     mc.memcgs = vec![MemcgConfig::new("/fio").with_max(gib(10.0, scale))];
     let size = gib(3.0, scale);
-    // fio's `--ramp_time=1m --runtime=5m --time_based` (seed 000 line 157), scaled with the
-    // files, so that each job reads its file as many times over at the seed's rate.
-    let ramp = (FIO_MMAP_RAMP_TIME_S * scale * SEC as f64) as u64;
-    let runtime = (FIO_MMAP_RUNTIME_S * scale * SEC as f64) as u64;
     let ts = (0..jobs)
         .map(|j| {
             let uniform = Pattern::Uniform { pages: size };
@@ -623,7 +629,8 @@ pub fn fio_mmap(scale: f64) -> Scenario {
                 j,
                 j as u32 * 6 % 96,
                 script(
-                    vec![Step::RunFor(ramp + runtime), Step::Ramp(ramp)],
+                    // `--ramp_time=1m --runtime=5m --time_based` (seed 000 line 157).
+                    fio_time_based(FIO_MMAP_RAMP_TIME_S, FIO_MMAP_RUNTIME_S, scale),
                     vec![
                         Step::OpBegin,
                         Step::Phase(Phase::new(uniform, Target::mmap(j), 0, 1)),
@@ -1134,17 +1141,14 @@ pub fn fio_pmem_with(scale: f64, dist: FioDist, jobs_per_cpu: u32) -> Scenario {
             nranges,
         },
     };
-    // fio's `--ramp_time=20m --runtime=10m --time_based` (seed 002 line 476), scaled with the
-    // files, so that each job reads its file as many times over at the seed's rate.
-    let ramp = (FIO_PMEM_RAMP_TIME_S * scale * SEC as f64) as u64;
-    let runtime = (FIO_PMEM_RUNTIME_S * scale * SEC as f64) as u64;
     let ts = (0..jobs)
         .map(|j| {
             thread(
                 j,
                 j as u32 % cpus,
                 script(
-                    vec![Step::RunFor(ramp + runtime), Step::Ramp(ramp)],
+                    // `--ramp_time=20m --runtime=10m --time_based` (seed 002 line 476).
+                    fio_time_based(FIO_PMEM_RAMP_TIME_S, FIO_PMEM_RUNTIME_S, scale),
                     vec![
                         Step::Think(FIO_REQUEST_USER_NS),
                         Step::OpBegin,
