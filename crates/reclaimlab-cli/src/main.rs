@@ -184,7 +184,8 @@ struct ValidateArgs {
     /// Run a whole suite: every workload x kernel x mode, --boots fresh boots each. `--suite`
     /// alone is the default suite (one vCPU, serial replay); `--suite smp2` the concurrent one
     /// (two vCPUs on multi-threaded TCG, processes replaying in parallel); `--suite readahead`
-    /// one vCPU with the kernel's default readahead (128 KiB) and fault-around (64 KiB).
+    /// one vCPU with the kernel's default readahead (128 KiB) and fault-around (64 KiB);
+    /// `--suite steady` one vCPU and a trace ten times as long (the policies' steady state).
     #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "default")]
     suite: Option<String>,
     /// Workloads (comma-separated; `tiny` or suite names, see --list).
@@ -356,8 +357,9 @@ struct WorkloadArgs {
     /// Tasks on other CPUs run while a reclaimer has a batch isolated, before each folio it
     /// examines (docs/model.md §1, "Reclaimers meet at the folio lock"). auto: on where the
     /// machine has its real size and more than one CPU (a trace replay, or a scenario at
-    /// --scale 1 other than the miniature file-anon-mix-mini), off for a scaled-down scenario;
-    /// on and off need more than one CPU. `--interleave` alone means on
+    /// --scale 1 other than the miniature file-anon-mix-mini) and for a scaled-down seed
+    /// scenario down to the scale it derives (fio-pmem from 1/1024, ycsb-b from 1/16), off
+    /// otherwise; on and off need more than one CPU. `--interleave` alone means on
     #[arg(long, value_enum, value_name = "WHEN", num_args = 0..=1,
           default_value_t = Interleave::Auto, default_missing_value = "on")]
     interleave: Interleave,
@@ -2227,6 +2229,10 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
         }
         outln!("suite readahead:");
         for w in suite::readahead() {
+            outln!("{:<20} {}", w.name, w.description);
+        }
+        outln!("suite steady:");
+        for w in suite::steady() {
             outln!("{:<20} {}", w.name, w.description);
         }
         return Ok(());
