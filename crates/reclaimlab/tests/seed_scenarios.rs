@@ -892,6 +892,46 @@ fn fio_pmem_interleaved_lets_the_jobs_do_the_reclaim_as_seed_002s_did() {
     }
 }
 
+/// fio-mmap's 16 jobs fault into one memcg at its limit. A reclaimer's isolated batch stays
+/// charged until its folios are freed, so a job that faults while another job's batch is
+/// isolated finds the memcg still at its limit and reclaims too (`try_charge` →
+/// `try_to_free_mem_cgroup_pages`), isolating its own batch from the same lruvec: with
+/// interleaving, the jobs meet at the lruvec lock in `isolate_folios` and wait for each other
+/// (6.12's `evict_folios` takes up to MAX_LRU_BATCH folios at any scale). Without
+/// interleaving a reclaimer's batch runs whole before the other jobs fault, and they hardly
+/// wait. 7.2 at this scale does not convoy: its batches are cut by the scaled budget (lruvec
+/// size >> priority, a few folios), which is why fio-mmap stays un-interleaved at its default
+/// scale (docs/model.md §1, "When it is on").
+#[test]
+fn fio_mmap_jobs_meet_at_the_memcg_limit_and_queue_for_the_lruvec_lock() {
+    let isolate_wait = |policy: &str, interleave: bool| {
+        let mut scn = micro::builtin("fio-mmap", 1.0 / 1024.0).unwrap();
+        scn.machine.interleave = interleave;
+        let opts = RunOptions {
+            seed: 1,
+            max_sim_ns: Some(100_000_000),
+            ..Default::default()
+        };
+        let r = run(&scn, policy.parse().unwrap(), &opts).unwrap();
+        assert_eq!(r.cpu.nested_steps > 0, interleave, "{policy}");
+        assert_eq!(vm(&r, "oom_kill"), 0, "{policy}");
+        r.cpu.lru_lock_wait_by_site.isolate_ns
+    };
+    let (met, apart) = (
+        isolate_wait("mglru:6.12", true),
+        isolate_wait("mglru:6.12", false),
+    );
+    assert!(
+        met > 20 * apart.max(1),
+        "6.12: {met} ns interleaved, {apart} ns not"
+    );
+    let cut = isolate_wait("mglru:7.2", true);
+    assert!(
+        5 * cut < met,
+        "7.2's cut batches: {cut} ns, 6.12's: {met} ns"
+    );
+}
+
 #[test]
 fn kv_cache_balances_anon_store_and_log() {
     let scn = micro::builtin("kv-cache", 1.0 / 1024.0).unwrap();

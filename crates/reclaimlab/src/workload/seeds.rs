@@ -1052,8 +1052,11 @@ pub const YCSB_B_INTERLEAVE_MIN_SCALE: f64 = 1.0 / 16.0;
 /// where all its reclaimers' batches at once stay under half of `too_many_isolated`'s limit
 /// (`micro::interleaves_faithfully`; docs/model.md §1, "When it is on", has every seed
 /// scenario's arithmetic); the others interleave at scale 1 only. fio-mmap meets the criterion
-/// at its default scale (40%) but stays off: interleaved, its `mglru:6.12` runs lose 8% of
-/// their requests with 30 times the lruvec lock waits, which is not understood yet.
+/// at its default scale (40%) but stays off: its jobs convoy at the memcg limit when
+/// interleaved, as the kernel's would, but at 1/128 only 6.x's MGLRU batches have their real
+/// size (MAX_LRU_BATCH at any scale), while classic's and 7.x's are cut by the scaled scan
+/// budget to a few folios, too short to convoy; the comparison would be uneven (docs/model.md
+/// §1, "When it is on").
 pub fn interleave_min_scale(name: &str) -> Option<f64> {
     match name {
         "fio-pmem" => Some(FIO_PMEM_INTERLEAVE_MIN_SCALE),
