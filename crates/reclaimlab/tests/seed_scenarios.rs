@@ -848,6 +848,21 @@ fn seed_scenarios_interleave_at_scale_1_and_down_to_their_derived_scale() {
     assert!(!micro::interleaves_faithfully("file-anon-mix-mini", 1.0));
 }
 
+/// The first 100 ms of seed scenario `name` at `scale` under `policy` (seed 1), with or
+/// without interleaving, which is checked to have nested steps exactly when on.
+fn first_100_ms(name: &str, scale: f64, policy: &str, interleave: bool) -> RunResult {
+    let mut scn = micro::builtin(name, scale).unwrap();
+    scn.machine.interleave = interleave;
+    let opts = RunOptions {
+        seed: 1,
+        max_sim_ns: Some(100_000_000),
+        ..Default::default()
+    };
+    let r = run(&scn, policy.parse().unwrap(), &opts).unwrap();
+    assert_eq!(r.cpu.nested_steps > 0, interleave, "{name} {policy}");
+    r
+}
+
 /// Seed 002's jobs did 90-95% of fio-pmem's reclaim themselves, under both kernels
 /// (validation/seed002-fio-profile.md). That needs them to run beside each other's and
 /// kswapd's isolated batches, as on the seed's 40 CPUs: interleaving, which `--interleave auto`
@@ -866,17 +881,14 @@ fn fio_pmem_interleaved_lets_the_jobs_do_the_reclaim_as_seed_002s_did() {
     ));
     for policy in ["classic:6.1", "mglru:6.1"] {
         let steal = |interleave: bool| {
-            let mut scn = micro::builtin("fio-pmem", FIO_PMEM_INTERLEAVE_MIN_SCALE).unwrap();
-            scn.machine.interleave = interleave;
-            let opts = RunOptions {
-                seed: 1,
-                max_sim_ns: Some(100_000_000),
-                ..Default::default()
-            };
-            let r = run(&scn, policy.parse().unwrap(), &opts).unwrap();
+            let r = first_100_ms(
+                "fio-pmem",
+                FIO_PMEM_INTERLEAVE_MIN_SCALE,
+                policy,
+                interleave,
+            );
             assert_eq!(vm(&r, "pgscan_direct_throttle"), 0, "{policy}");
             assert_eq!(vm(&r, "throttle_ns"), 0, "{policy}: no task throttled");
-            assert_eq!(r.cpu.nested_steps > 0, interleave, "{policy}");
             (vm(&r, "pgsteal_direct"), vm(&r, "pgsteal_kswapd"))
         };
         let (direct, kswapd) = steal(true);
@@ -905,15 +917,7 @@ fn fio_pmem_interleaved_lets_the_jobs_do_the_reclaim_as_seed_002s_did() {
 #[test]
 fn fio_mmap_jobs_meet_at_the_memcg_limit_and_queue_for_the_lruvec_lock() {
     let isolate_wait = |policy: &str, interleave: bool| {
-        let mut scn = micro::builtin("fio-mmap", 1.0 / 1024.0).unwrap();
-        scn.machine.interleave = interleave;
-        let opts = RunOptions {
-            seed: 1,
-            max_sim_ns: Some(100_000_000),
-            ..Default::default()
-        };
-        let r = run(&scn, policy.parse().unwrap(), &opts).unwrap();
-        assert_eq!(r.cpu.nested_steps > 0, interleave, "{policy}");
+        let r = first_100_ms("fio-mmap", 1.0 / 1024.0, policy, interleave);
         assert_eq!(vm(&r, "oom_kill"), 0, "{policy}");
         r.cpu.lru_lock_wait_by_site.isolate_ns
     };
