@@ -166,6 +166,9 @@ fn expectation(command: &str) -> Option<Expect> {
         "reclaimlab validate --suite readahead" => {
             Heavy("boots every kernel and mode with readahead on under QEMU")
         }
+        "reclaimlab validate --suite steady --kernel 6.1,6.12 --boots 2" => {
+            Heavy("boots 6.1 and 6.12 eight times under QEMU (16 min)")
+        }
         "reclaimlab validate --table-only --out validation/results/2026-11-23" => {
             Prints(&["# reclaimlab fidelity: real kernels vs the model", "| workload | kernel |"])
         }
