@@ -2223,17 +2223,11 @@ fn cmd_validate(a: ValidateArgs) -> Result<(), String> {
         for w in suite::suite().into_iter().chain([suite::tiny()]) {
             outln!("{:<20} {}", w.name, w.description);
         }
-        outln!("suite smp2:");
-        for w in suite::smp2() {
-            outln!("{:<20} {}", w.name, w.description);
-        }
-        outln!("suite readahead:");
-        for w in suite::readahead() {
-            outln!("{:<20} {}", w.name, w.description);
-        }
-        outln!("suite steady:");
-        for w in suite::steady() {
-            outln!("{:<20} {}", w.name, w.description);
+        for name in ["smp2", "readahead", "steady"] {
+            outln!("suite {name}:");
+            for w in suite::suite_named(name)? {
+                outln!("{:<20} {}", w.name, w.description);
+            }
         }
         return Ok(());
     }

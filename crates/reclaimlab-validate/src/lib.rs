@@ -354,27 +354,33 @@ pub fn run_cell(
 pub fn remodel_cells(dir: &Path) -> Result<Vec<Cell>, String> {
     let mut cells = load_cells(dir)?;
     for c in &mut cells {
+        let model = remodel(c)?;
         let w = suite::workload(&c.workload)?;
-        let (header, records) = w.trace();
-        // The model charges page tables and keeps charge stocks: size it from the recorded
-        // runs' unmodelled kernel memory (model.rs).
-        model::resize_from_runs(&mut c.sizing, &c.kernel_runs);
-        let model = model::run_model(
-            w.name,
-            &w.machine,
-            &c.sizing,
-            &header,
-            &records,
-            c.kernel,
-            c.mode,
-            &c.kernel_runs,
-        )?;
         c.model_policy = model::policy_for(c.kernel, c.mode, w.machine.min_ttl_ms).to_string();
         c.model = fidelity::Counters::of(&model);
         let json = serde_json::to_string(&*c).map_err(|e| e.to_string())?;
         write_atomic(&cell_path(dir, w.name, c.kernel, c.mode), json.as_bytes())?;
     }
     Ok(cells)
+}
+
+/// This build's model on a saved cell's workload, beside its recorded kernel runs: the cell's
+/// sizing is recomputed from their memory.stat first (the model charges page tables and keeps
+/// charge stocks: it is sized from the runs' unmodelled kernel memory, model.rs).
+pub fn remodel(c: &mut Cell) -> Result<reclaimlab::metrics::RunResult, String> {
+    let w = suite::workload(&c.workload)?;
+    let (header, records) = w.trace();
+    model::resize_from_runs(&mut c.sizing, &c.kernel_runs);
+    model::run_model(
+        w.name,
+        &w.machine,
+        &c.sizing,
+        &header,
+        &records,
+        c.kernel,
+        c.mode,
+        &c.kernel_runs,
+    )
 }
 
 /// The file a finished cell is saved in.

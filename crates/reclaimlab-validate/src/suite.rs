@@ -112,18 +112,19 @@ fn op_of(rng: &mut ChaCha8Rng, write_pct: u32) -> Op {
 
 /// 16 Ki-page (64 MiB) file read with pread, Zipf 0.9, 150k accesses.
 fn file_pread_zipf(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
-    let mut g = Gen::new(&[(1, "/w")], &[(0, 16384)]);
-    for p in zipf(16384, 0.9, seed).take(150_000) {
-        g.file(1, 1, 0, p, Op::Read, Via::Fd);
-    }
-    g.done()
+    pread_zipf(seed, 150_000)
 }
 
 /// file-pread-zipf ten times as long: 1.5M preads, ~92 passes over the file (the `steady`
 /// suite). Its first 150k records are file-pread-zipf's trace.
 fn file_pread_zipf_long(seed: u64) -> (TraceHeader, Vec<TraceRecord>) {
+    pread_zipf(seed, STEADY_ACCESSES)
+}
+
+/// The first `n` preads of a Zipf 0.9 stream over a 16 Ki-page file, in memcg /w.
+fn pread_zipf(seed: u64, n: usize) -> (TraceHeader, Vec<TraceRecord>) {
     let mut g = Gen::new(&[(1, "/w")], &[(0, 16384)]);
-    for p in zipf(16384, 0.9, seed).take(STEADY_ACCESSES) {
+    for p in zipf(16384, 0.9, seed).take(n) {
         g.file(1, 1, 0, p, Op::Read, Via::Fd);
     }
     g.done()
@@ -494,10 +495,10 @@ pub fn readahead() -> Vec<Workload> {
 }
 
 /// The `steady` suite: one vCPU, a trace ten times the default suite's, for the policies'
-/// steady state. With the default suite's 150k preads of file-pread-zipf the model's 6.1
-/// MGLRU misses 3% more than its classic, as the kernel's does; the model predicts that over
-/// 1.5M preads, once MGLRU's tiers have learned the refaults, it misses 9% less (seed 002's
-/// skewed fio cells, which run 30 min, are where that would show: docs/seed-results.md).
+/// steady state. Over the default suite's 150k preads of file-pread-zipf 6.1's MGLRU misses
+/// 3% more than its classic; over 1.5M, once its tiers have learned the refaults, 8.8% less,
+/// on the kernel and in the model (validation/results/2026-11-28-steady; seed 002's skewed
+/// fio cells, which run 30 min, are such a steady state: validation/seed002-fio-profile.md).
 pub fn steady() -> Vec<Workload> {
     vec![Workload {
         name: "file-pread-zipf-long",
