@@ -444,29 +444,41 @@ mod tests {
         assert_eq!(s.stats.context_switches, 1);
     }
 
-    #[test]
-    fn a_cpu_bound_task_keeps_its_cpu_for_its_slice() {
+    /// One CPU (6.12): task 0 runs 100 ns; task 1, woken at 50 ns, waits; task 0 yields to it
+    /// at 100 ns and task 1 gets the CPU there. Returns the scheduler and the slice of two.
+    fn task_1_takes_the_cpu_at_100_ns() -> (Sched, u64) {
         let mut s = Sched::new(1, 1, Kernel::V6_12);
         let slice = s.slice(2);
         s.wake(0, 0, 0);
         s.ran(0, 0, 0, 100, true);
-        s.wake(1, 0, 50);
-        // Task 1 was woken: task 0 yields at once; then task 1 runs CPU-bound.
+        assert!(matches!(s.wake(1, 0, 50), Placement::Wait { .. }));
         assert!(matches!(s.resume(0, 0, 100), Placement::Wait { .. }));
         assert!(matches!(s.dispatch(0, 100), Dispatch::Run { task: 1, .. }));
-        let mut t = 100;
+        (s, slice)
+    }
+
+    /// Task 1 runs CPU-bound on CPU 0 in steps of 100 ns from `t` until it must yield: the
+    /// time it yields, and the steps it went on at without yielding.
+    fn task_1_runs_until_it_yields(s: &mut Sched, mut t: u64) -> (u64, u64) {
         let mut steps = 0;
-        // Task 1 keeps the CPU (task 0 was preempted, not woken) until its slice ends.
         loop {
             s.ran(1, 0, t, 100, true);
             t += 100;
             match s.resume(1, 0, t) {
                 Placement::Run { .. } => steps += 1,
-                Placement::Wait { .. } => break,
+                Placement::Wait { .. } => return (t, steps),
             }
         }
+    }
+
+    #[test]
+    fn a_cpu_bound_task_keeps_its_cpu_for_its_slice() {
+        // Task 1 was woken: task 0 yields at once; then task 1 runs CPU-bound.
+        let (mut s, slice) = task_1_takes_the_cpu_at_100_ns();
+        // Task 1 keeps the CPU (task 0 was preempted, not woken) until its slice ends.
+        let (t, steps) = task_1_runs_until_it_yields(&mut s, 100);
         assert_eq!(t, 100 + slice);
-        assert_eq!(steps as u64, slice / 100 - 1);
+        assert_eq!(steps, slice / 100 - 1);
         assert_eq!(
             s.dispatch(0, t),
             Dispatch::Run {
@@ -582,14 +594,8 @@ mod tests {
     /// a CPU kswapd kept visiting keep it, while the one queued behind it starved.
     #[test]
     fn a_kernel_thread_does_not_give_the_preempted_task_a_new_slice() {
-        let mut s = Sched::new(1, 1, Kernel::V6_12);
-        let slice = s.slice(2);
-        s.wake(0, 0, 0);
-        s.ran(0, 0, 0, 100, true);
-        assert!(matches!(s.wake(1, 0, 50), Placement::Wait { .. }));
         // Task 1 waits; task 0 yields to it, then task 1 runs its slice from 100 ns.
-        assert!(matches!(s.resume(0, 0, 100), Placement::Wait { .. }));
-        assert!(matches!(s.dispatch(0, 100), Dispatch::Run { task: 1, .. }));
+        let (mut s, slice) = task_1_takes_the_cpu_at_100_ns();
         s.ran(1, 0, 100, 100, true);
         // kswapd takes the CPU for 1 us at 200 ns; task 1 goes on after it.
         s.reserve(0, 200, 1_000);
@@ -605,14 +611,7 @@ mod tests {
             Dispatch::Run { task: 1, .. }
         ));
         // It keeps the CPU until its first slice ends (100 ns + slice), not 1.2 us + slice.
-        let mut t = 1_200;
-        loop {
-            s.ran(1, 0, t, 100, true);
-            t += 100;
-            if let Placement::Wait { .. } = s.resume(1, 0, t) {
-                break;
-            }
-        }
+        let (t, _) = task_1_runs_until_it_yields(&mut s, 1_200);
         assert_eq!(t, 100 + slice);
     }
 
