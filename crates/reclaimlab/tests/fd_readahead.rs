@@ -508,3 +508,52 @@ fn seq_scan_waits_for_a_read_once_per_window_not_once_per_page() {
         assert!(on.ops_per_sec > 2.0 * off.ops_per_sec, "{spec:?}");
     }
 }
+
+#[test]
+fn a_dirty_folio_that_reclaim_marked_pg_reclaim_starts_a_readahead_when_read() {
+    // PG_readahead is PG_reclaim's bit (include/linux/page-flags.h). shrink_folio_list and
+    // MGLRU's sort_folio before the 2026 series set PG_reclaim on the dirty file folios they
+    // meet; a read of such a folio finds "PG_readahead" and page_cache_async_ra reads a window
+    // after the first hole past it (the "marked folio without valid readahead state" case),
+    // unless the folio is under writeback ("Same bit is used for PG_readahead and PG_reclaim").
+    for kernel in KERNELS {
+        let mut r = rig(kernel);
+        // A standalone 32 KiB read: the request as is, no marker, the state untouched.
+        assert_eq!(r.pread(500, 8), 1, "{kernel:?}");
+        assert_eq!(r.cached_range(), (500..508).collect::<Vec<_>>());
+        let pfn = |r: &Rig, page: u64| match r.m.files[r.file as usize].slots[page as usize] {
+            Slot::Page(pfn) => pfn,
+            _ => panic!("page {page} not cached"),
+        };
+        // The page is dirtied, and reclaim marks it PG_reclaim (activate_locked).
+        let p = pfn(&r, 504);
+        r.m.folio_mark_dirty(p);
+        r.m.folios[p as usize].set(pg::RECLAIM);
+        assert!(r.marked(504), "one bit");
+        let reads = r.m.file_dev.reads;
+        assert!(!r.read(504, 1), "{kernel:?}: a hit");
+        assert!(!r.marked(504), "{kernel:?}: the mark is cleared");
+        assert_eq!(r.m.file_dev.reads, reads + 1, "{kernel:?}: one window");
+        // The first hole is 508: size 508 - 504 + 1 = 5, get_next_ra_size doubles it.
+        assert_eq!(
+            r.cached_range(),
+            (500..518).collect::<Vec<_>>(),
+            "{kernel:?}"
+        );
+        assert!(r.marked(508), "{kernel:?}: the window's marker");
+        r.check();
+
+        // Under writeback the bit is PG_reclaim's: no readahead, and it stays set.
+        let mut r = rig(kernel);
+        r.pread(500, 8);
+        let p = pfn(&r, 504);
+        r.m.folio_mark_dirty(p);
+        r.m.folio_start_writeback(p);
+        r.m.folios[p as usize].set(pg::RECLAIM);
+        let reads = r.m.file_dev.reads;
+        assert!(!r.read(504, 1), "{kernel:?}");
+        assert_eq!(r.m.file_dev.reads, reads, "{kernel:?}: no readahead");
+        assert!(r.m.folios[p as usize].test(pg::RECLAIM));
+        assert_eq!(r.cached_range(), (500..508).collect::<Vec<_>>());
+    }
+}

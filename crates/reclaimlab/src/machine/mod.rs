@@ -52,9 +52,11 @@ pub mod pg {
     pub const RECLAIM: u32 = 1 << 8;
     pub const UNEVICTABLE: u32 = 1 << 9;
     pub const MLOCKED: u32 = 1 << 10;
-    /// PG_readahead: reaching this folio starts the next asynchronous readahead. The kernel
-    /// shares the bit with PG_reclaim; the model keeps them apart (docs/model.md §2).
-    pub const READAHEAD: u32 = 1 << 11;
+    /// PG_readahead: reaching this folio starts the next asynchronous readahead. It is
+    /// PG_reclaim's bit (include/linux/page-flags.h `PG_readahead = PG_reclaim`), so a dirty
+    /// folio that reclaim marked PG_reclaim starts a readahead when it is read
+    /// (`page_cache_async_ra` skips only folios under writeback; docs/model.md §2).
+    pub const READAHEAD: u32 = RECLAIM;
     /// Not a kernel flag: the folio sits in a per-CPU lru_add batch (PG_lru still clear).
     pub const IN_BATCH: u32 = 1 << 16;
     /// Not a kernel flag: isolated by reclaim (off every list, NR_ISOLATED counts it).
