@@ -171,8 +171,9 @@ fn thread(proc: usize, cpu: u32, stream: Stream) -> ThreadSpec {
 /// Scale 1: a 48-core/96-thread machine with 2 nodes of 64 GiB; memcg `/mongo` with
 /// memory.max 10 GiB (the Docker container); one process `mongod`; the collection is a 20 GiB
 /// file on NVMe (20M records of YCSB's default 10 x 100 B fields) in 32 KiB leaves
-/// (WiredTiger's `leaf_page_max`), opened `POSIX_FADV_RANDOM` as WiredTiger opens its data
-/// files; a 100 MB journal file (WiredTiger's `log=(file_max)`); no swap; 32 client threads run
+/// (WiredTiger's `leaf_page_max`), read through the kernel's readahead (MongoDB creates its
+/// collections with `access_pattern_hint=none`, so WiredTiger does not advise
+/// POSIX_FADV_RANDOM: `wiredtiger::DATA_FILE_FADV_RANDOM`); a 100 MB journal file (WiredTiger's `log=(file_max)`); no swap; 32 client threads run
 /// 6M operations together (6M/32 each, scaled).
 ///
 /// WiredTiger's cache (`workload/appcache.rs`): 4.5 GiB of mongod's anon memory in 32 KiB
