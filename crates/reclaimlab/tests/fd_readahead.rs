@@ -10,7 +10,7 @@ use reclaimlab::consts::Kernel;
 use reclaimlab::machine::readahead::{
     ondemand_readahead, sync_ra_v6_12, FileRa, RaBatch, IO_PAGES,
 };
-use reclaimlab::machine::{pg, Ctx, Machine, MachineConfig, MemcgConfig, Slot, Vm};
+use reclaimlab::machine::{pg, Ctx, Machine, MachineConfig, MemcgConfig, Pfn, Slot, Vm};
 use reclaimlab::policy::classic::Classic;
 use reclaimlab::sim::{run, PolicySpec, RunOptions};
 use reclaimlab::workload::micro::builtin;
@@ -82,20 +82,22 @@ impl Rig {
         }
         majors
     }
+    /// The folio caching `page`, if any.
+    fn pfn(&self, page: u64) -> Option<Pfn> {
+        match self.m.files[self.file as usize].slots[page as usize] {
+            Slot::Page(pfn) => Some(pfn),
+            _ => None,
+        }
+    }
     fn cached(&self, page: u64) -> bool {
-        matches!(
-            self.m.files[self.file as usize].slots[page as usize],
-            Slot::Page(_)
-        )
+        self.pfn(page).is_some()
     }
     fn cached_range(&self) -> Vec<u64> {
         (0..FILE_PAGES).filter(|&p| self.cached(p)).collect()
     }
     fn marked(&self, page: u64) -> bool {
-        match self.m.files[self.file as usize].slots[page as usize] {
-            Slot::Page(pfn) => self.m.folios[pfn as usize].test(pg::READAHEAD),
-            _ => false,
-        }
+        self.pfn(page)
+            .is_some_and(|pfn| self.m.folios[pfn as usize].test(pg::READAHEAD))
     }
     fn pgpgin_pages(&self) -> u64 {
         self.m.vm.get(Vm::Pgpgin) / 4
@@ -521,12 +523,8 @@ fn a_dirty_folio_that_reclaim_marked_pg_reclaim_starts_a_readahead_when_read() {
         // A standalone 32 KiB read: the request as is, no marker, the state untouched.
         assert_eq!(r.pread(500, 8), 1, "{kernel:?}");
         assert_eq!(r.cached_range(), (500..508).collect::<Vec<_>>());
-        let pfn = |r: &Rig, page: u64| match r.m.files[r.file as usize].slots[page as usize] {
-            Slot::Page(pfn) => pfn,
-            _ => panic!("page {page} not cached"),
-        };
         // The page is dirtied, and reclaim marks it PG_reclaim (activate_locked).
-        let p = pfn(&r, 504);
+        let p = r.pfn(504).expect("cached");
         r.m.folio_mark_dirty(p);
         r.m.folios[p as usize].set(pg::RECLAIM);
         assert!(r.marked(504), "one bit");
@@ -546,7 +544,7 @@ fn a_dirty_folio_that_reclaim_marked_pg_reclaim_starts_a_readahead_when_read() {
         // Under writeback the bit is PG_reclaim's: no readahead, and it stays set.
         let mut r = rig(kernel);
         r.pread(500, 8);
-        let p = pfn(&r, 504);
+        let p = r.pfn(504).expect("cached");
         r.m.folio_mark_dirty(p);
         r.m.folio_start_writeback(p);
         r.m.folios[p as usize].set(pg::RECLAIM);

@@ -62,13 +62,6 @@ pub mod wiredtiger {
     pub const LEAF_PAGE_MAX_BYTES: u64 = 32 * 1024;
     /// WiredTiger's `log=(file_max)` default, 100 MB: one journal file.
     pub const LOG_FILE_MAX_BYTES: u64 = 100 * 1024 * 1024;
-    /// Data files are opened without `posix_fadvise`, so the kernel's readahead serves their
-    /// reads: since WiredTiger 2.9 `__posix_open_file` (src/os_posix/os_fs.c) advises
-    /// POSIX_FADV_RANDOM only for a table created with `access_pattern_hint=random`
-    /// (`__wt_block_open`), and MongoDB creates its collections with the default
-    /// `access_pattern_hint=none` (their `creationString` in `db.collection.stats()`). Before
-    /// 2.9 every data file was advised random ("Disable read-ahead on trees").
-    pub const DATA_FILE_FADV_RANDOM: bool = false;
 }
 
 /// Bytes per page.

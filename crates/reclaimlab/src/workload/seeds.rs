@@ -171,10 +171,13 @@ fn thread(proc: usize, cpu: u32, stream: Stream) -> ThreadSpec {
 /// Scale 1: a 48-core/96-thread machine with 2 nodes of 64 GiB; memcg `/mongo` with
 /// memory.max 10 GiB (the Docker container); one process `mongod`; the collection is a 20 GiB
 /// file on NVMe (20M records of YCSB's default 10 x 100 B fields) in 32 KiB leaves
-/// (WiredTiger's `leaf_page_max`), read through the kernel's readahead (MongoDB creates its
-/// collections with `access_pattern_hint=none`, so WiredTiger does not advise
-/// POSIX_FADV_RANDOM: `wiredtiger::DATA_FILE_FADV_RANDOM`); a 100 MB journal file (WiredTiger's `log=(file_max)`); no swap; 32 client threads run
-/// 6M operations together (6M/32 each, scaled).
+/// (WiredTiger's `leaf_page_max`), read through the kernel's readahead: since WiredTiger 2.9
+/// `__posix_open_file` (src/os_posix/os_fs.c) advises POSIX_FADV_RANDOM only for a table
+/// created with `access_pattern_hint=random` (`__wt_block_open`), and MongoDB creates its
+/// collections with the default `access_pattern_hint=none` (their `creationString` in
+/// `db.collection.stats()`; before 2.9 every data file was advised random, "Disable
+/// read-ahead on trees"); a 100 MB journal file (WiredTiger's `log=(file_max)`); no swap; 32
+/// client threads run 6M operations together (6M/32 each, scaled).
 ///
 /// WiredTiger's cache (`workload/appcache.rs`): 4.5 GiB of mongod's anon memory in 32 KiB
 /// slots (the seed's cache size / the leaf size), shared by the threads. One operation (a
@@ -278,14 +281,7 @@ pub fn ycsb_b(scale: f64) -> Scenario {
             FileSpec::new("collection", leaves * leaf),
             FileSpec::new("journal", journal),
         ],
-        procs: vec![ProcSpec {
-            fadvise_random: if wt::DATA_FILE_FADV_RANDOM {
-                vec![0]
-            } else {
-                vec![]
-            },
-            ..proc_("mongod", "/mongo", slots * leaf, vec![])
-        }],
+        procs: vec![proc_("mongod", "/mongo", slots * leaf, vec![])],
         threads: ts,
     }
 }
